@@ -163,7 +163,7 @@ var (
 	}
 	WatchErrors = Metric{
 		Name:   "rvsync_watch_errors_total",
-		Help:   "Errors that ended or refused a watch or list of the informer, by reason.",
+		Help:   "Errors that refused or ended a watch of the informer (a failed watch call or an error event in the stream), by reason. List failures count in rvsync_probe_errors_total{probe=\"sync\"}.",
 		Type:   Counter,
 		Labels: []string{LabelResource, LabelReason},
 	}

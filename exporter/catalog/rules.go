@@ -23,6 +23,11 @@ const (
 	// RuleSLIErrorRatioPrefix + window (SLOWindows) is the error ratio
 	// (bad/total) of an SLO over that window, e.g. rvsync_slo:sli_error:ratio_rate5m.
 	RuleSLIErrorRatioPrefix = "rvsync_slo:sli_error:ratio_rate"
+	// RuleSLIBadSlice is a time-slice SLO's indicator at each evaluation: 1
+	// when the signal's minimum over the slice window (longer than the
+	// bookmark period) exceeds the threshold, else 0. Its error ratios are
+	// averages of it over each window.
+	RuleSLIBadSlice = "rvsync_slo:sli_error:bad_slice"
 	// RuleObjective is the SLO objective as a ratio (e.g. 0.99), one series per SLO and resource.
 	RuleObjective = "rvsync_slo:objective:ratio"
 	// RuleErrorBudgetRemaining is 1 - (error ratio over the budget period / (1 - objective)).
@@ -39,7 +44,7 @@ func SLIErrorRatio(window string) string { return RuleSLIErrorRatioPrefix + wind
 // RecordingRules returns every recording-rule name the rule generator may
 // produce, for tests that check generated expressions.
 func RecordingRules() []string {
-	names := []string{RuleObjective, RuleErrorBudgetRemaining}
+	names := []string{RuleSLIBadSlice, RuleObjective, RuleErrorBudgetRemaining}
 	for _, w := range SLOWindows {
 		names = append(names, SLIErrorRatio(w))
 	}

@@ -1,0 +1,66 @@
+package probe
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
+)
+
+// NewMetadataInformer returns an instrumented metadata-only informer for gvr
+// across all namespaces, measured by tracker. Its store keeps only what the
+// signals use (name, namespace, RV, generation): labels, annotations,
+// owner references and managed fields are dropped as objects arrive, and no
+// object body is ever fetched.
+func (m *Monitor) NewMetadataInformer(client metadata.Interface, gvr schema.GroupVersionResource, tracker *Tracker) cache.SharedIndexInformer {
+	res := client.Resource(gvr)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return res.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return res.Watch(ctx, o)
+		},
+	}, client)
+	inf := cache.NewSharedIndexInformerWithOptions(m.Instrument(tracker, lw), &metav1.PartialObjectMetadata{},
+		cache.SharedIndexInformerOptions{ObjectDescription: tracker.name})
+	// Setters fail only after the informer started; it has not.
+	_ = inf.SetTransform(SlimMetadata)
+	m.Observe(tracker, inf)
+	return inf
+}
+
+// Observe connects an informer to its tracker: it counts the cached objects
+// and reports the informer's sync state. Call it before the informer starts.
+func (m *Monitor) Observe(tracker *Tracker, inf cache.SharedIndexInformer) {
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { tracker.objects.Add(1) },
+		DeleteFunc: func(any) { tracker.objects.Add(-1) },
+	})
+	tracker.synced = inf.HasSynced
+	log := m.opts.Logger.WithValues("resource", tracker.name)
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		log.V(1).Info("list/watch failed; the informer retries with backoff", "err", err)
+	})
+}
+
+// SlimMetadata is an informer transform that strips an object's metadata
+// down to what the signals need, in place: the object was just decoded and
+// is not shared yet, so no copy is made.
+func SlimMetadata(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+		o.SetLabels(nil)
+		o.SetAnnotations(nil)
+		o.SetOwnerReferences(nil)
+		o.SetFinalizers(nil)
+		o.SetGenerateName("")
+		o.SetUID("")
+		o.SetCreationTimestamp(metav1.Time{})
+	}
+	return obj, nil
+}

@@ -1,0 +1,241 @@
+package probe
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
+)
+
+// Tracker holds the sync state of one watched resource: the informer's RV,
+// the lag and freshness derived from its RV space's head timeline, and the
+// observers of its event-driven metrics, bound once to its `resource` label
+// so the per-event path allocates nothing.
+type Tracker struct {
+	name    string
+	clock   clock.PassiveClock
+	space   *Space
+	metrics *collector.Metrics
+
+	deliveryLag   prometheus.Observer
+	watchStarts   prometheus.Counter
+	regressions   prometheus.Counter
+	listDurations [2][2]prometheus.Observer // [list|watchlist][success|error]
+
+	objects atomic.Int64
+	synced  func() bool // the informer's HasSynced, when known
+
+	mu         sync.Mutex
+	informerRV uint64 // 0: unknown
+	opaque     bool   // an RV that is not an integer was seen
+	fresh      time.Time
+	lag        uint64
+	lagKnown   bool
+	prevRV     uint64 // informer RV at the previous probe, to spot "ahead of head"
+	listed     bool   // the initial list was started (and counted)
+	expired    bool   // the latest failure was a 410: the next list is an "expired" relist
+	listStart  time.Time
+	listIsRVAny bool // the list in progress may be served from a cache (RV != "")
+}
+
+const (
+	listKindList = iota
+	listKindWatchList
+)
+
+func newTracker(name string, clk clock.PassiveClock, space *Space, m *collector.Metrics) *Tracker {
+	t := &Tracker{
+		name:        name,
+		clock:       clk,
+		space:       space,
+		metrics:     m,
+		deliveryLag: m.EventDeliveryLag.WithLabelValues(name),
+		watchStarts: m.WatchStarts.WithLabelValues(name),
+		regressions: m.Regressions.WithLabelValues(name),
+	}
+	for k, kind := range []string{catalog.KindList, catalog.KindWatchList} {
+		for r, result := range []string{catalog.ResultSuccess, catalog.ResultError} {
+			t.listDurations[k][r] = m.ListDuration.WithLabelValues(name, kind, result)
+		}
+	}
+	// Create the zero-valued series the dashboards and alerts rely on, so a
+	// healthy resource shows 0 instead of no data.
+	for _, reason := range []string{catalog.RelistInitial, catalog.RelistExpired, catalog.RelistError} {
+		m.Relists.WithLabelValues(name, reason)
+	}
+	m.TimelineDropped.WithLabelValues(name)
+	return t
+}
+
+// Name returns the resource's label value (`plural.group`).
+func (t *Tracker) Name() string { return t.name }
+
+// observeEvent records a watch event carrying rv, delivered now.
+func (t *Tracker) observeEvent(rvs string, now time.Time, isEvent bool) {
+	rv, ok := ParseRV(rvs)
+	if !ok {
+		t.markOpaque()
+		return
+	}
+	t.mu.Lock()
+	if rv > t.informerRV {
+		t.informerRV = rv
+		t.refreshFreshLocked()
+	}
+	t.mu.Unlock()
+	if !isEvent {
+		return
+	}
+	// The first probe that saw the head at or past rv bounds the commit time
+	// from above, so now minus that probe's time is a lower bound of the lag.
+	// An event not yet seen by any probe is younger than one probe interval.
+	lag := 0.0
+	if bound, ok := t.space.timeline.CommitBound(rv); ok && now.After(bound) {
+		lag = now.Sub(bound).Seconds()
+	}
+	t.deliveryLag.Observe(lag)
+}
+
+// refreshFreshLocked moves the freshness time forward to the latest probe
+// whose head the informer RV covers. t.mu must be held.
+func (t *Tracker) refreshFreshLocked() {
+	if at, ok := t.space.timeline.FreshAt(t.informerRV); ok && at.After(t.fresh) {
+		t.fresh = at
+	}
+}
+
+func (t *Tracker) markOpaque() {
+	t.mu.Lock()
+	first := !t.opaque
+	t.opaque = true
+	t.informerRV, t.lagKnown = 0, false
+	t.mu.Unlock()
+	if first {
+		t.metrics.ProbeErrors.WithLabelValues(t.name, catalog.ProbeSync, catalog.ReasonOpaqueRV).Inc()
+	}
+}
+
+// onProbe recomputes lag and freshness after the space's head probe saw head.
+func (t *Tracker) onProbe(head uint64, regressed bool) {
+	if regressed {
+		t.regressions.Inc()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.opaque || t.informerRV == 0 {
+		return
+	}
+	if t.prevRV > head && !regressed {
+		// The informer held an RV before the previous probe that the head
+		// still has not reached: the resource does not live in this RV space.
+		t.metrics.ProbeErrors.WithLabelValues(t.name, catalog.ProbeHead, catalog.ReasonAheadOfHead).Inc()
+	}
+	t.prevRV = t.informerRV
+	t.lag, t.lagKnown = 0, true
+	if head > t.informerRV {
+		t.lag = head - t.informerRV
+	}
+	t.refreshFreshLocked()
+}
+
+// startList is called when a List (first page) or a watch-list begins.
+func (t *Tracker) startList(now time.Time, rvAny bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.listStart, t.listIsRVAny = now, rvAny
+	reason := ""
+	switch {
+	case !t.listed:
+		t.listed = true
+		reason = catalog.RelistInitial
+	case t.synced == nil || t.synced():
+		reason = catalog.RelistError
+		if t.expired {
+			reason = catalog.RelistExpired
+		}
+	default:
+		return // a retry of the initial list
+	}
+	t.expired = false
+	t.metrics.Relists.WithLabelValues(t.name, reason).Inc()
+}
+
+// endList is called when a List's last page or a watch-list's
+// initial-events-end bookmark arrives with the list's RV.
+func (t *Tracker) endList(kind int, rvs string, now time.Time) {
+	t.mu.Lock()
+	start, consistent := t.listStart, !t.listIsRVAny
+	t.mu.Unlock()
+	t.listDurations[kind][0].Observe(now.Sub(start).Seconds())
+	rv, ok := ParseRV(rvs)
+	if !ok {
+		t.markOpaque()
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.opaque {
+		return
+	}
+	if rv < t.informerRV {
+		t.regressions.Inc()
+		t.prevRV = 0
+	}
+	t.informerRV = rv
+	if consistent && start.After(t.fresh) {
+		// A consistent read (RV "") holds everything committed before it began.
+		t.fresh = start
+	}
+	t.refreshFreshLocked()
+}
+
+// failList records a List page or watch-list that failed.
+func (t *Tracker) failList(kind int, err error, now time.Time) {
+	t.mu.Lock()
+	start := t.listStart
+	t.noteFailureLocked(err)
+	t.mu.Unlock()
+	t.listDurations[kind][1].Observe(now.Sub(start).Seconds())
+	t.metrics.ProbeErrors.WithLabelValues(t.name, catalog.ProbeSync, Reason(err)).Inc()
+}
+
+// failWatch records a watch call that failed or an error event in a watch.
+func (t *Tracker) failWatch(err error) {
+	t.mu.Lock()
+	t.noteFailureLocked(err)
+	t.mu.Unlock()
+	t.metrics.WatchErrors.WithLabelValues(t.name, Reason(err)).Inc()
+}
+
+func (t *Tracker) noteFailureLocked(err error) {
+	if Reason(err) == catalog.ReasonExpired {
+		t.expired = true
+	}
+}
+
+// Snapshot returns the scrape-time state of the resource.
+func (t *Tracker) Snapshot(now time.Time) collector.Snapshot {
+	s := collector.Snapshot{Resource: t.name, Objects: int(t.objects.Load())}
+	if t.synced != nil {
+		s.Synced = t.synced()
+	}
+	head, _, headOK := t.space.timeline.Latest()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.opaque {
+		return s
+	}
+	s.HeadKnown, s.HeadRV = headOK, head
+	s.InformerKnown, s.InformerRV = t.informerRV != 0, t.informerRV
+	s.LagKnown, s.Lag = t.lagKnown, t.lag
+	if !t.fresh.IsZero() {
+		s.StalenessKnown = true
+		s.StalenessSeconds = max(0, now.Sub(t.fresh).Seconds())
+	}
+	return s
+}
