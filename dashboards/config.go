@@ -1,0 +1,172 @@
+package dashboards
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/rvsync-slo/rvsync-slo/alerts"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+)
+
+// Config says what the dashboards show and how they select series. The zero
+// value is usable: Render fills every empty field from the defaults below.
+type Config struct {
+	// Spec is the SLO spec the rule generator reads: its Selector, cluster
+	// label, SLO thresholds and objectives and burn-rate windows are what the
+	// dashboards query and draw, so a panel's red line is the alert's line.
+	// Empty fields are taken from alerts.DefaultSpec().
+	Spec alerts.Spec
+	// SingleCluster hides the cluster variable (it then matches every
+	// series, with or without a cluster label) and drops the cluster from
+	// legends.
+	SingleCluster bool
+	// UIDPrefix starts every dashboard UID; default "rvsync-". UIDs are
+	// stable so links and bookmarks survive regeneration.
+	UIDPrefix string
+	// Tags are set on every dashboard; default ["rvsync-slo"].
+	Tags []string
+	// Refresh is the auto-refresh interval; default "30s".
+	Refresh string
+	// TimeFrom is the start of the default time range; default "now-6h".
+	TimeFrom string
+	// SmoothingWindow is the min_over_time window applied to cache
+	// staleness and RV lag where a panel judges them against the SLO. It
+	// must be longer than the watch-bookmark period (about 1m), so that the
+	// sawtooth of a quiet resource does not look like a breach; default "2m".
+	SmoothingWindow string
+}
+
+// Dashboard UIDs without the prefix, and the file names Render returns.
+const (
+	uidOverview = "overview"
+	uidResource = "resource"
+	uidSLOs     = "slos"
+)
+
+// FileName returns the file name of the dashboard with the given UID suffix
+// ("overview", "resource", "slos"): rvsync-<suffix>.json.
+func FileName(uidSuffix string) string { return "rvsync-" + uidSuffix + ".json" }
+
+// withDefaults returns c with every empty field filled in.
+func (c Config) withDefaults() Config {
+	def := alerts.DefaultSpec()
+	if c.Spec.ClusterLabel == "" {
+		c.Spec.ClusterLabel = def.ClusterLabel
+	}
+	if c.Spec.BudgetPeriod == "" {
+		c.Spec.BudgetPeriod = def.BudgetPeriod
+	}
+	if len(c.Spec.Windows) == 0 {
+		c.Spec.Windows = def.Windows
+	}
+	if len(c.Spec.SLOs) == 0 {
+		c.Spec.SLOs = def.SLOs
+	}
+	c.Spec.Selector = strings.Trim(strings.TrimSpace(c.Spec.Selector), ",")
+	if c.UIDPrefix == "" {
+		c.UIDPrefix = "rvsync-"
+	}
+	if len(c.Tags) == 0 {
+		c.Tags = []string{"rvsync-slo"}
+	}
+	if c.Refresh == "" {
+		c.Refresh = "30s"
+	}
+	if c.TimeFrom == "" {
+		c.TimeFrom = "now-6h"
+	}
+	if c.SmoothingWindow == "" {
+		c.SmoothingWindow = "2m"
+	}
+	return c
+}
+
+// validate fails loudly on a Spec the recording rules cannot serve: an
+// unknown SLO, or a window without an error-ratio recording rule.
+func (c Config) validate() error {
+	for _, o := range c.Spec.SLOs {
+		if !slices.Contains(catalog.SLOs(), o.Name) {
+			return fmt.Errorf("dashboards: unknown SLO %q (known: %v)", o.Name, catalog.SLOs())
+		}
+		if o.Objective <= 0 || o.Objective >= 1 {
+			return fmt.Errorf("dashboards: SLO %q: objective %v not in (0, 1)", o.Name, o.Objective)
+		}
+	}
+	for _, w := range c.windows() {
+		if !slices.Contains(catalog.SLOWindows, w) {
+			return fmt.Errorf("dashboards: window %q has no recording rule (windows: %v)", w, catalog.SLOWindows)
+		}
+	}
+	if !slices.Contains(catalog.SLOWindows, c.Spec.BudgetPeriod) {
+		return fmt.Errorf("dashboards: budget period %q has no recording rule (windows: %v)", c.Spec.BudgetPeriod, catalog.SLOWindows)
+	}
+	return nil
+}
+
+// windows returns the distinct burn-rate windows of the Spec, short before
+// long as they appear in the window table.
+func (c Config) windows() []string {
+	var ws []string
+	for _, w := range c.Spec.Windows {
+		for _, d := range []string{w.Short, w.Long} {
+			if !slices.Contains(ws, d) {
+				ws = append(ws, d)
+			}
+		}
+	}
+	return ws
+}
+
+// enabledSLOs returns the SLOs that are not disabled, in Spec order.
+func (c Config) enabledSLOs() []alerts.SLO {
+	var out []alerts.SLO
+	for _, o := range c.Spec.SLOs {
+		if !o.Disabled {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// threshold returns the threshold of an enabled SLO, false when the SLO is
+// absent or disabled (its panels then draw no limit line).
+func (c Config) threshold(name string) (float64, bool) {
+	o, err := c.Spec.SLO(name)
+	if err != nil || o.Disabled {
+		return 0, false
+	}
+	return o.Threshold, true
+}
+
+// builders lists every dashboard by UID suffix, in a stable order.
+var builders = []struct {
+	uid   string
+	build func(Config) (dashboard.Dashboard, error)
+}{
+	{uidOverview, Overview},
+	{uidResource, Resource},
+	{uidSLOs, SLOs},
+}
+
+// Render builds every dashboard and returns file name → indented JSON. The
+// output depends on cfg only, so regenerating is a no-op unless cfg or the
+// code changed.
+func Render(cfg Config) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, b := range builders {
+		d, err := b.build(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard %s: %w", b.uid, err)
+		}
+		data, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("dashboard %s: %w", b.uid, err)
+		}
+		out[FileName(b.uid)] = append(data, '\n')
+	}
+	return out, nil
+}

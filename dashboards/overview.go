@@ -1,0 +1,249 @@
+package dashboards
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/rvsync-slo/rvsync-slo/alerts"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+)
+
+// sloSignal is how a dashboard shows the signal an SLO constrains, live:
+// the Overview's stat (worst over the selected resources), its table column
+// and its trend use the same expression with different grouping.
+type sloSignal struct {
+	title       func(c Config, o alerts.SLO) string
+	description string // what it shows; the threshold is appended
+	unit        string
+	expr        func(c Config, o alerts.SLO, by []string) string
+	// trend is the signal's time series; nil: expr by resource.
+	trend func(c Config, o alerts.SLO) *timeseries.PanelBuilder
+}
+
+// sloSignals maps every SLO name of the catalog to its signal.
+var sloSignals = map[string]sloSignal{
+	catalog.SLOCacheStaleness: {
+		title: func(c Config, _ alerts.SLO) string {
+			return "Cache staleness (min over " + c.SmoothingWindow + ")"
+		},
+		description: "How far the informer cache trails the API server: seconds since the cache provably held everything committed, minimised over a window longer than the bookmark period so a quiet resource's bookmark sawtooth is not shown. A stalled watch grows without bound.",
+		unit:        unitSeconds,
+		expr: func(c Config, _ alerts.SLO, by []string) string {
+			return c.smoothed("max", catalog.CacheStaleness, by)
+		},
+	},
+	catalog.SLORVLag: {
+		title: func(c Config, _ alerts.SLO) string {
+			return "RV lag (min over " + c.SmoothingWindow + ")"
+		},
+		description: "Head resource version minus informer resource version: revisions committed that the cache has not seen yet, minimised over a window longer than the bookmark period.",
+		unit:        unitRevisions,
+		expr: func(c Config, _ alerts.SLO, by []string) string {
+			return c.smoothed("max", catalog.ResourceVersionLag, by)
+		},
+	},
+	catalog.SLOCanaryDelivery: {
+		title: func(_ Config, o alerts.SLO) string {
+			return "Canary delivery " + percentile(o.Objective)
+		},
+		description: "Time from a canary write to its delivery by the exporter's own informer, at the SLO's percentile: the exact, active freshness signal.",
+		unit:        unitSeconds,
+		expr: func(c Config, o alerts.SLO, by []string) string {
+			return c.quantile(o.Objective, catalog.WatchDeliveryLatency, by)
+		},
+		trend: Config.canaryLatency,
+	},
+	catalog.SLOListLatency: {
+		title: func(_ Config, o alerts.SLO) string {
+			return "List latency " + percentile(o.Objective)
+		},
+		description: "Duration of the informers' Lists (each page) and streaming watch-list syncs, head probes excluded, at the SLO's percentile.",
+		unit:        unitSeconds,
+		expr: func(c Config, o alerts.SLO, by []string) string {
+			return c.quantile(o.Objective, catalog.ListDuration, by, neq(catalog.LabelKind, catalog.KindProbe))
+		},
+		trend: func(c Config, o alerts.SLO) *timeseries.PanelBuilder {
+			return c.listLatency(o, catalog.LabelKind)
+		},
+	},
+}
+
+// signal returns the signal of o; validate has checked the name.
+func signal(o alerts.SLO) sloSignal { return sloSignals[o.Name] }
+
+// goodBelow says what good looks like for a lower-is-better SLO signal.
+func goodBelow(o alerts.SLO, unit string) string {
+	return fmt.Sprintf(" Good: at most %s %s (SLO %q, objective %s%%); red at or above it.",
+		number(o.Threshold), unitWord(unit), o.Name, number(o.Objective*100))
+}
+
+// unitWord names a unit in prose.
+func unitWord(unit string) string {
+	switch unit {
+	case unitSeconds:
+		return "s"
+	case unitRevisions:
+		return "revisions"
+	}
+	return ""
+}
+
+// Overview builds the Overview dashboard: is every selected informer cache
+// in sync, how much error budget is left, which resources are worst, and
+// how the signals moved.
+func Overview(cfg Config) (dashboard.Dashboard, error) {
+	return build(cfg, uidOverview, "rvsync / Overview",
+		"Are the informer caches of the selected resources in sync with the API server?",
+		func(c Config, b *dashboard.DashboardBuilder) {
+			b.WithRow(row("Now"))
+			for _, p := range c.overviewStats() {
+				b.WithPanel(p)
+			}
+			b.WithRow(row("Error budget and worst resources"))
+			b.WithPanel(c.budgetStat())
+			b.WithPanel(c.worstResources())
+			b.WithRow(row("Trends"))
+			for _, p := range c.overviewTrends() {
+				b.WithPanel(p)
+			}
+		})
+}
+
+// overviewStats are the "Now" row: resources in sync, one stat per enabled
+// SLO with thresholds at its limit, and the exporters' versions.
+func (c Config) overviewStats() []cog.Builder[dashboard.Panel] {
+	synced := c.series(catalog.InformerSynced, "")
+	panels := []cog.Builder[dashboard.Panel]{
+		defaultStat("Resources in sync",
+			"Selected resources whose informer has completed its initial list, against all selected resources. Good: both numbers equal.",
+			unitNone, thresholds(green)).
+			TextMode(common.BigValueTextModeValueAndName).GraphMode(common.BigValueGraphModeNone).
+			WithTarget(prometheusQuery(aggregate("sum", nil, synced), "in sync")).
+			WithTarget(prometheusQuery(aggregate("count", nil, synced), "total")),
+	}
+	for _, o := range c.enabledSLOs() {
+		s := signal(o)
+		panels = append(panels, defaultStat(s.title(c, o)+", worst", s.description+" Shows the worst selected resource."+goodBelow(o, s.unit), s.unit, upTo(o.Threshold)).
+			WithTarget(prometheusQuery(s.expr(c, o, nil), "worst")))
+	}
+	return append(panels, defaultStat("Exporters by version",
+		"Running rvsync exporters (or controllers embedding pkg/probe) by version. Good: at least one, all on the same version.",
+		unitNone, thresholds(red, step{1, green})).
+		TextMode(common.BigValueTextModeValueAndName).GraphMode(common.BigValueGraphModeNone).
+		WithTarget(prometheusQuery(aggregate("count", []string{catalog.LabelVersion}, c.series(catalog.BuildInfo, "")), label(catalog.LabelVersion))))
+}
+
+// budgetStat shows the error budget left per SLO, worst resource.
+func (c Config) budgetStat() cog.Builder[dashboard.Panel] {
+	return defaultStat("Error budget remaining",
+		fmt.Sprintf("Share of each SLO's error budget over %s left for its worst selected resource. Good: above 0 (green from 25%%); below 0 the SLO is broken for the period.", c.Spec.BudgetPeriod),
+		unitPercent, thresholds(red, step{0, orange}, step{0.25, green})).
+		Span(8).Height(panelHeight).
+		TextMode(common.BigValueTextModeValueAndName).GraphMode(common.BigValueGraphModeNone).
+		WithTarget(prometheusQuery(aggregate("min", []string{catalog.LabelSLO}, c.rule(catalog.RuleErrorBudgetRemaining)), label(catalog.LabelSLO)))
+}
+
+// worstResources is a table of every selected resource, worst first.
+func (c Config) worstResources() cog.Builder[dashboard.Panel] {
+	var cols []column
+	for _, o := range c.enabledSLOs() {
+		s := signal(o)
+		cols = append(cols, column{name: s.title(c, o), unit: s.unit, expr: s.expr(c, o, c.by())})
+	}
+	cols = append(cols,
+		column{name: "Synced", unit: unitNone, expr: aggregate("min", c.by(), c.series(catalog.InformerSynced, ""))},
+		column{name: "Objects", unit: unitObjects, expr: aggregate("sum", c.by(), c.series(catalog.Objects, ""))},
+		column{name: "Relists/s", unit: unitOpsPerSec, expr: c.rate(catalog.Relists, "", c.by())},
+	)
+	return defaultTable("Resources, worst first",
+		"One row per selected resource with its current SLO signals, whether its informer is synced, its cached objects and its relist rate; sorted by the first column, worst first. Good: every signal below its SLO threshold, Synced 1, relists near 0.",
+		nil, cols...).Span(16)
+}
+
+// overviewTrends are the time series of the "Trends" row: each SLO's
+// signal, then relists, regressions, convergence and watch errors.
+func (c Config) overviewTrends() []cog.Builder[dashboard.Panel] {
+	var panels []cog.Builder[dashboard.Panel]
+	for _, o := range c.enabledSLOs() {
+		panels = append(panels, c.trend(o))
+	}
+	return append(panels, c.relists(), c.regressions(), c.unconverged(), c.watchErrors())
+}
+
+// trend is the time series of an SLO's signal by resource, with the SLO
+// threshold as a line.
+func (c Config) trend(o alerts.SLO) *timeseries.PanelBuilder {
+	s := signal(o)
+	if s.trend != nil {
+		return s.trend(c, o)
+	}
+	p := defaultTimeseries(s.title(c, o)+" by resource", s.description+goodBelow(o, s.unit), s.unit).
+		WithTarget(prometheusQuery(s.expr(c, o, c.by()), c.legend(label(catalog.LabelResource))))
+	return c.sloLimit(p, o.Name)
+}
+
+// slo returns the named SLO of the Spec, or of the default Spec when the
+// Spec leaves it out, so panels that show its signal know the percentile.
+func (c Config) slo(name string) alerts.SLO {
+	if o, err := c.Spec.SLO(name); err == nil {
+		return o
+	}
+	o, _ := alerts.DefaultSpec().SLO(name)
+	return o
+}
+
+// listLatency shows List latency at the list SLO's percentile by resource
+// and labels, with the SLO threshold as a line.
+func (c Config) listLatency(o alerts.SLO, labels ...string) *timeseries.PanelBuilder {
+	p := defaultTimeseries("List latency "+percentile(o.Objective)+" by resource and "+strings.Join(labels, ", "),
+		"Duration of Lists (each page), streaming watch-list syncs and head probes at the List SLO's percentile, by resource and "+strings.Join(labels, " and ")+". The SLO counts the informers' lists and watch-lists, not probes."+goodBelow(o, unitSeconds),
+		unitSeconds)
+	return c.sloLimit(c.percentiles(p, catalog.ListDuration, []float64{o.Objective}, labels...), o.Name)
+}
+
+// canaryLatency shows the canary delivery latency at the median and at the
+// canary SLO's percentile, with the SLO threshold as a line.
+func (c Config) canaryLatency(o alerts.SLO) *timeseries.PanelBuilder {
+	qs := []float64{0.5, o.Objective}
+	p := defaultTimeseries("Canary delivery latency "+percentile(qs[0])+" / "+percentile(qs[1]),
+		"Exact time from a canary heartbeat write to its delivery by the exporter's own informer, median and SLO percentile. Good: well under the threshold line (on loopback: milliseconds)."+goodBelow(o, unitSeconds),
+		unitSeconds)
+	return c.sloLimit(c.percentiles(p, catalog.WatchDeliveryLatency, qs), o.Name)
+}
+
+// relists shows full lists by reason.
+func (c Config) relists() cog.Builder[dashboard.Panel] {
+	return defaultTimeseries("Relists by reason",
+		"Full lists per second by resource and reason: initial at start, expired after 410 Gone (watch too old), error otherwise. Good: near 0 after start-up.",
+		unitOpsPerSec).
+		WithTarget(prometheusQuery(c.rate(catalog.Relists, "", c.by(catalog.LabelReason)), c.legend(label(catalog.LabelResource)+" "+label(catalog.LabelReason))))
+}
+
+// unconverged shows objects whose controller has not caught up.
+func (c Config) unconverged() cog.Builder[dashboard.Panel] {
+	return defaultTimeseries("Unconverged objects",
+		"Objects whose status.observedGeneration is below metadata.generation: specs their controller has not acted on yet. Good: 0 or brief spikes after changes.",
+		unitObjects).
+		WithTarget(prometheusQuery(aggregate("sum", c.by(), c.series(catalog.UnconvergedObjects, "")), c.legend(label(catalog.LabelResource))))
+}
+
+// regressions counts resource-version regressions.
+func (c Config) regressions() cog.Builder[dashboard.Panel] {
+	return defaultTimeseries("RV regressions",
+		"Times the head or informer resource version went backwards (etcd restored from a backup), per rate interval. Good: 0; any other value means a restore the caches had to recover from.",
+		unitNone).
+		WithTarget(prometheusQuery(c.increase(catalog.ResourceVersionRegressions, c.by()), c.legend(label(catalog.LabelResource))))
+}
+
+// watchErrors shows errors that ended or refused watches and lists.
+func (c Config) watchErrors() cog.Builder[dashboard.Panel] {
+	return defaultTimeseries("Watch errors by reason",
+		"Errors per second that ended or refused a watch or list of the informer, by resource and reason. Good: 0; expired alone is normal after compaction, forbidden means missing RBAC.",
+		unitOpsPerSec).
+		WithTarget(prometheusQuery(c.rate(catalog.WatchErrors, "", c.by(catalog.LabelReason)), c.legend(label(catalog.LabelResource)+" "+label(catalog.LabelReason))))
+}

@@ -1,0 +1,296 @@
+package dashboards
+
+import (
+	"fmt"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/heatmap"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+)
+
+// Grafana units.
+const (
+	unitSeconds   = "s"
+	unitRevisions = "suffix: revisions"
+	unitObjects   = "suffix: objects"
+	unitOpsPerSec = "ops"
+	unitPercent   = "percentunit"
+	unitNone      = "none"
+)
+
+// unitOf returns the Grafana unit of a catalog family's values.
+func unitOf(m catalog.Metric) string {
+	switch m.Unit {
+	case "seconds":
+		return unitSeconds
+	case "revisions":
+		return unitRevisions
+	case "objects":
+		return unitObjects
+	}
+	return unitNone
+}
+
+// Threshold colours.
+const (
+	green  = "green"
+	yellow = "yellow"
+	orange = "orange"
+	red    = "red"
+)
+
+// Panel sizes on Grafana's 24-column grid.
+const (
+	fullWidth   = 24
+	halfWidth   = 12
+	statHeight  = 4
+	panelHeight = 8
+)
+
+// datasource points every panel and variable at the datasource variable.
+var datasource = common.DataSourceRef{Type: cog.ToPtr("prometheus"), Uid: cog.ToPtr("${" + varDatasource + "}")}
+
+// step is one threshold: from value on, the colour.
+type step struct {
+	value float64
+	color string
+}
+
+// thresholds returns absolute thresholds starting at base.
+func thresholds(base string, steps ...step) *dashboard.ThresholdsConfigBuilder {
+	ts := []dashboard.Threshold{{Color: base}}
+	for _, s := range steps {
+		ts = append(ts, dashboard.Threshold{Value: cog.ToPtr(s.value), Color: s.color})
+	}
+	return dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps(ts)
+}
+
+// upTo returns thresholds for a lower-is-better signal with an SLO limit:
+// green up to the limit, red from it on.
+func upTo(limit float64) *dashboard.ThresholdsConfigBuilder {
+	return thresholds(green, step{limit, red})
+}
+
+// atLeast returns thresholds for a higher-is-better signal: red below the
+// objective, green from it on.
+func atLeast(objective float64) *dashboard.ThresholdsConfigBuilder {
+	return thresholds(red, step{objective, green})
+}
+
+// prometheusQuery is a range query with a legend. Render assigns ref IDs.
+func prometheusQuery(expr, legend string) *prometheus.DataqueryBuilder {
+	return prometheus.NewDataqueryBuilder().Expr(expr).LegendFormat(legend).Range()
+}
+
+// tableQuery is an instant query in table format: one row per series.
+func tableQuery(expr string) *prometheus.DataqueryBuilder {
+	return prometheus.NewDataqueryBuilder().Expr(expr).Instant().Format(prometheus.PromQueryFormatTable)
+}
+
+// defaultTimeseries is a half-width time series with a table legend sorted
+// by the latest value, and a shared tooltip.
+func defaultTimeseries(title, description, unit string) *timeseries.PanelBuilder {
+	return timeseries.NewPanelBuilder().
+		Title(title).Description(description).Unit(unit).Datasource(datasource).
+		Span(halfWidth).Height(panelHeight).
+		LineWidth(1).FillOpacity(10).ShowPoints(common.VisibilityModeNever).
+		Legend(common.NewVizLegendOptionsBuilder().
+			DisplayMode(common.LegendDisplayModeTable).Placement(common.LegendPlacementBottom).
+			ShowLegend(true).Calcs([]string{"lastNotNull", "max"}).SortBy("Last *").SortDesc(true)).
+		Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderDescending))
+}
+
+// withLimit draws the thresholds as lines on a time series, e.g. the SLO
+// threshold, so a reader sees at a glance which series cross it.
+func withLimit(p *timeseries.PanelBuilder, t *dashboard.ThresholdsConfigBuilder) *timeseries.PanelBuilder {
+	return p.Thresholds(t).
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeLine))
+}
+
+// sloLimit draws the threshold of the named SLO on p when the SLO is enabled.
+func (c Config) sloLimit(p *timeseries.PanelBuilder, slo string) *timeseries.PanelBuilder {
+	if t, ok := c.threshold(slo); ok {
+		return withLimit(p, upTo(t))
+	}
+	return p
+}
+
+// percentiles adds one query per quantile of a histogram to p, per resource.
+func (c Config) percentiles(p *timeseries.PanelBuilder, m catalog.Metric, qs []float64, labels ...string) *timeseries.PanelBuilder {
+	legend := label(catalog.LabelResource)
+	for _, l := range labels {
+		legend += " " + label(l)
+	}
+	for _, q := range qs {
+		p = p.WithTarget(prometheusQuery(c.quantile(q, m, c.by(labels...)), c.legend(legend+" "+percentile(q))))
+	}
+	return p
+}
+
+// defaultStat is a stat panel showing the latest value with its colour
+// from thresholds.
+func defaultStat(title, description, unit string, t *dashboard.ThresholdsConfigBuilder) *stat.PanelBuilder {
+	return stat.NewPanelBuilder().
+		Title(title).Description(description).Unit(unit).Datasource(datasource).
+		Span(4).Height(statHeight).Thresholds(t).
+		ColorMode(common.BigValueColorModeBackground).GraphMode(common.BigValueGraphModeArea).
+		TextMode(common.BigValueTextModeAuto).Orientation(common.VizOrientationAuto).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false))
+}
+
+// column is one value column of a table built from instant queries.
+type column struct {
+	name string // header
+	unit string
+	expr string
+}
+
+// defaultTable is a full-width table with one row per label set and one
+// column per query: the instant queries are merged on their labels and
+// their values renamed to the column names.
+func defaultTable(title, description string, hidden []string, cols ...column) *table.PanelBuilder {
+	p := table.NewPanelBuilder().
+		Title(title).Description(description).Unit(unitNone).Datasource(datasource).
+		Span(fullWidth).Height(panelHeight).Filterable(true)
+	exclude := map[string]any{"Time": true}
+	for _, h := range hidden {
+		exclude[h] = true
+	}
+	rename := map[string]any{}
+	for i, col := range cols {
+		ref := refID(i)
+		p = p.WithTarget(tableQuery(col.expr).RefId(ref))
+		rename["Value #"+ref] = col.name
+		p = p.OverrideByName(col.name, []dashboard.DynamicConfigValue{{Id: "unit", Value: col.unit}})
+	}
+	if len(cols) == 1 {
+		rename = map[string]any{"Value": cols[0].name}
+	}
+	if len(cols) > 1 {
+		p = p.WithTransformation(dashboard.DataTransformerConfig{Id: "merge", Options: map[string]any{}})
+	}
+	p = p.WithTransformation(dashboard.DataTransformerConfig{Id: "organize", Options: map[string]any{
+		"excludeByName": exclude,
+		"renameByName":  rename,
+	}})
+	if len(cols) > 0 {
+		p = p.SortBy([]cog.Builder[common.TableSortByFieldState]{
+			common.NewTableSortByFieldStateBuilder().DisplayName(cols[0].name).Desc(true),
+		})
+	}
+	return p
+}
+
+// defaultHeatmap shows a histogram's buckets over time; the query must be
+// a sum by (le) of bucket rates.
+func defaultHeatmap(title, description, unit, expr string) *heatmap.PanelBuilder {
+	return heatmap.NewPanelBuilder().
+		Title(title).Description(description).Unit(unit).Datasource(datasource).
+		Span(halfWidth).Height(panelHeight).Calculate(false).
+		YAxis(heatmap.NewYAxisConfigBuilder().Unit(unit)).
+		WithTarget(prometheusQuery(expr, label("le")).Format(prometheus.PromQueryFormatHeatmap))
+}
+
+// row starts a titled, expanded row; the panels added after it belong to it.
+func row(title string) *dashboard.RowBuilder { return dashboard.NewRowBuilder(title) }
+
+// refID returns the ref ID of the i-th query of a panel: A, B, … Z, AA, …
+func refID(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return refID(i/26-1) + refID(i%26)
+}
+
+// Variables.
+
+// datasourceVariable selects the Prometheus datasource.
+func datasourceVariable() *dashboard.DatasourceVariableBuilder {
+	return dashboard.NewDatasourceVariableBuilder(varDatasource).Label("Data source").Type("prometheus")
+}
+
+// allOption is the "All" option selected by default.
+var allOption = dashboard.VariableOption{
+	Selected: cog.ToPtr(true),
+	Text:     dashboard.StringOrArrayOfString{String: cog.ToPtr("All")},
+	Value:    dashboard.StringOrArrayOfString{String: cog.ToPtr("$__all")},
+}
+
+// labelValuesVariable lists the values of a label on a selected series; "All"
+// matches every value, and also series without the label.
+func labelValuesVariable(name, title, series, labelName string) *dashboard.QueryVariableBuilder {
+	q := fmt.Sprintf("label_values(%s, %s)", series, labelName)
+	return dashboard.NewQueryVariableBuilder(name).Label(title).
+		Datasource(datasource).
+		Query(dashboard.StringOrMap{String: cog.ToPtr(q)}).Definition(q).
+		Refresh(dashboard.VariableRefreshOnTimeRangeChanged).Sort(dashboard.VariableSortAlphabeticalAsc).
+		IncludeAll(true).AllValue(".*").Current(allOption)
+}
+
+// clusterVariable picks the cluster, from the exporters' build info; hidden
+// when single-cluster.
+func (c Config) clusterVariable() *dashboard.QueryVariableBuilder {
+	v := labelValuesVariable(varCluster, "Cluster", catalog.BuildInfo.Name+c.selector(scopeExporter), c.Spec.ClusterLabel)
+	if c.SingleCluster {
+		v = v.Hide(dashboard.VariableHideHideVariable)
+	}
+	return v
+}
+
+// resourceVariable picks any number of watched resources of the cluster.
+func (c Config) resourceVariable() *dashboard.QueryVariableBuilder {
+	return labelValuesVariable(varResource, "Resource", catalog.InformerSynced.Name+c.selector(scopeCluster), catalog.LabelResource).
+		Multi(true)
+}
+
+// build assembles a dashboard: defaults and validation, the common header
+// and variables, the panels added by body, then stable panel and query IDs.
+func build(cfg Config, uid, title, description string, body func(c Config, b *dashboard.DashboardBuilder)) (dashboard.Dashboard, error) {
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return dashboard.Dashboard{}, err
+	}
+	b := dashboard.NewDashboardBuilder(title).
+		Uid(c.UIDPrefix+uid).
+		Description(description+" Generated by rvsync-gen from the dashboards package: do not edit by hand.").
+		Tags(c.Tags).Editable().
+		Refresh(c.Refresh).Time(c.TimeFrom, "now").Timezone(common.TimeZoneBrowser).
+		Tooltip(dashboard.DashboardCursorSyncCrosshair).
+		WithVariable(datasourceVariable()).
+		WithVariable(c.clusterVariable()).
+		WithVariable(c.resourceVariable())
+	body(c, b)
+	d, err := b.Build()
+	if err != nil {
+		return dashboard.Dashboard{}, err
+	}
+	numberPanels(&d)
+	return d, nil
+}
+
+// numberPanels assigns panel IDs in layout order and ref IDs to queries
+// that have none, so the JSON is stable and every query can be referenced.
+func numberPanels(d *dashboard.Dashboard) {
+	for i := range d.Panels {
+		id := uint32(i + 1)
+		if r := d.Panels[i].RowPanel; r != nil {
+			r.Id = id
+			continue
+		}
+		p := d.Panels[i].Panel
+		p.Id = &id
+		for j, t := range p.Targets {
+			if q, ok := t.(prometheus.Dataquery); ok && q.RefId == nil {
+				q.RefId = cog.ToPtr(refID(j))
+				p.Targets[j] = q
+			}
+		}
+	}
+}

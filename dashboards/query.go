@@ -1,0 +1,153 @@
+package dashboards
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+)
+
+// Names of the dashboard variables, and Grafana's rate interval.
+const (
+	varDatasource = "datasource"
+	varCluster    = "cluster"
+	varResource   = "resource"
+	rateInterval  = "$__rate_interval"
+)
+
+// scope says which matchers a selector carries.
+type scope int
+
+const (
+	// scopeExporter: Spec.Selector only (the cluster variable's own query).
+	scopeExporter scope = iota
+	// scopeCluster: plus the cluster variable (exporter series without a
+	// resource label, and the resource variable's query).
+	scopeCluster
+	// scopeResource: plus the resource variable (per-resource exporter series).
+	scopeResource
+	// scopeRule: the cluster and resource variables without Spec.Selector,
+	// for recording rules and ALERTS: the rules aggregate by cluster,
+	// resource and slo, so the exporter's job/namespace labels are gone.
+	scopeRule
+)
+
+// selector returns the braces of a PromQL vector selector for scope, with
+// extra matchers appended. It is the only place that writes Spec.Selector,
+// the cluster label or the dashboard variables into a query.
+func (c Config) selector(s scope, extra ...string) string {
+	var ms []string
+	if s != scopeRule && c.Spec.Selector != "" {
+		ms = append(ms, c.Spec.Selector)
+	}
+	if s >= scopeCluster {
+		ms = append(ms, re(c.Spec.ClusterLabel, "$"+varCluster))
+	}
+	if s >= scopeResource {
+		ms = append(ms, re(catalog.LabelResource, "$"+varResource))
+	}
+	ms = append(ms, extra...)
+	if len(ms) == 0 {
+		return ""
+	}
+	return "{" + strings.Join(ms, ", ") + "}"
+}
+
+// series returns a selected series of a catalog family: suffix is "" or, for
+// a histogram, "_bucket", "_sum" or "_count".
+func (c Config) series(m catalog.Metric, suffix string, extra ...string) string {
+	s := scopeCluster
+	if slices.Contains(m.Labels, catalog.LabelResource) {
+		s = scopeResource
+	}
+	return m.Name + suffix + c.selector(s, extra...)
+}
+
+// rule returns a selected recording-rule (or ALERTS) series.
+func (c Config) rule(name string, extra ...string) string {
+	return name + c.selector(scopeRule, extra...)
+}
+
+// Label matchers.
+func eq(label, value string) string  { return fmt.Sprintf("%s=%q", label, value) }
+func neq(label, value string) string { return fmt.Sprintf("%s!=%q", label, value) }
+func re(label, value string) string  { return fmt.Sprintf("%s=~%q", label, value) }
+
+// by returns the grouping labels of a per-resource panel: the cluster label
+// (unless single-cluster), the resource, then labels.
+func (c Config) by(labels ...string) []string {
+	var out []string
+	if !c.SingleCluster {
+		out = append(out, c.Spec.ClusterLabel)
+	}
+	return append(append(out, catalog.LabelResource), labels...)
+}
+
+// legend returns a legend format for a per-resource series, prefixed with
+// the cluster when several clusters can be shown.
+func (c Config) legend(format string) string {
+	if c.SingleCluster {
+		return format
+	}
+	return "{{" + c.Spec.ClusterLabel + "}} " + format
+}
+
+// label returns the legend placeholder of a label: {{label}}.
+func label(name string) string { return "{{" + name + "}}" }
+
+// aggregate wraps expr in op, grouped by labels when there are any.
+func aggregate(op string, labels []string, expr string) string {
+	if len(labels) == 0 {
+		return fmt.Sprintf("%s(%s)", op, expr)
+	}
+	return fmt.Sprintf("%s by (%s) (%s)", op, strings.Join(labels, ", "), expr)
+}
+
+// rate is the per-second rate of a counter (or a histogram's _count), summed by labels.
+func (c Config) rate(m catalog.Metric, suffix string, labels []string, extra ...string) string {
+	return aggregate("sum", labels, fmt.Sprintf("rate(%s[%s])", c.series(m, suffix, extra...), rateInterval))
+}
+
+// increase is the increase of a counter over each rate interval, summed by labels.
+func (c Config) increase(m catalog.Metric, labels []string, extra ...string) string {
+	return aggregate("sum", labels, fmt.Sprintf("increase(%s[%s])", c.series(m, "", extra...), rateInterval))
+}
+
+// quantile is the q-quantile of a histogram, by labels.
+func (c Config) quantile(q float64, m catalog.Metric, labels []string, extra ...string) string {
+	buckets := c.rate(m, "_bucket", append([]string{"le"}, labels...), extra...)
+	return fmt.Sprintf("histogram_quantile(%s, %s)", number(q), buckets)
+}
+
+// smoothed is the minimum of a gauge over SmoothingWindow, so the bookmark
+// sawtooth of a quiet resource is not shown as a breach, aggregated with op by labels.
+func (c Config) smoothed(op string, m catalog.Metric, labels []string) string {
+	return aggregate(op, labels, fmt.Sprintf("min_over_time(%s[%s])", c.series(m, ""), c.SmoothingWindow))
+}
+
+// ruleLabels are the labels every SLO recording rule carries.
+func (c Config) ruleLabels() []string {
+	return []string{c.Spec.ClusterLabel, catalog.LabelResource, catalog.LabelSLO}
+}
+
+// burnRate is the error ratio of slo over window divided by its error budget
+// (1 - the recorded objective): 1 spends the budget exactly in the budget period.
+func (c Config) burnRate(slo, window string) string {
+	sel := eq(catalog.LabelSLO, slo)
+	return fmt.Sprintf("%s / on (%s) group_left () (1 - %s)",
+		c.rule(catalog.SLIErrorRatio(window), sel), strings.Join(c.ruleLabels(), ", "), c.rule(catalog.RuleObjective, sel))
+}
+
+// sli is the good ratio (1 - error ratio) of slo over window.
+func (c Config) sli(slo, window string) string {
+	return "1 - " + c.rule(catalog.SLIErrorRatio(window), eq(catalog.LabelSLO, slo))
+}
+
+// number formats a float for PromQL and titles without trailing zeros.
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// percentile names a quantile: 0.99 → "p99", 0.995 → "p99.5".
+func percentile(q float64) string { return "p" + number(math.Round(q*1e4)/1e2) }
