@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -33,11 +34,6 @@ type Config struct {
 	Refresh string
 	// TimeFrom is the start of the default time range; default "now-6h".
 	TimeFrom string
-	// SmoothingWindow is the min_over_time window applied to cache
-	// staleness and RV lag where a panel judges them against the SLO. It
-	// must be longer than the watch-bookmark period (about 1m), so that the
-	// sawtooth of a quiet resource does not look like a breach; default "2m".
-	SmoothingWindow string
 }
 
 // Dashboard UIDs without the prefix, and the file names Render returns.
@@ -66,6 +62,18 @@ func (c Config) withDefaults() Config {
 	if len(c.Spec.SLOs) == 0 {
 		c.Spec.SLOs = def.SLOs
 	}
+	c.Spec.SLOs = slices.Clone(c.Spec.SLOs)
+	for i, o := range c.Spec.SLOs {
+		if d, err := def.SLO(o.Name); err == nil { // as the rule generator does
+			o.Objective = cmp.Or(o.Objective, d.Objective)
+			o.Threshold = cmp.Or(o.Threshold, d.Threshold)
+			o.Kind = cmp.Or(o.Kind, d.Kind)
+			c.Spec.SLOs[i] = o
+		}
+	}
+	if c.Spec.SliceWindow == "" {
+		c.Spec.SliceWindow = def.SliceWindow
+	}
 	c.Spec.Selector = strings.Trim(strings.TrimSpace(c.Spec.Selector), ",")
 	if c.UIDPrefix == "" {
 		c.UIDPrefix = "rvsync-"
@@ -79,15 +87,15 @@ func (c Config) withDefaults() Config {
 	if c.TimeFrom == "" {
 		c.TimeFrom = "now-6h"
 	}
-	if c.SmoothingWindow == "" {
-		c.SmoothingWindow = "2m"
-	}
 	return c
 }
 
 // validate fails loudly on a Spec the recording rules cannot serve: an
 // unknown SLO, or a window without an error-ratio recording rule.
 func (c Config) validate() error {
+	if err := c.Spec.Validate(); err != nil {
+		return fmt.Errorf("dashboards: %w", err)
+	}
 	for _, o := range c.Spec.SLOs {
 		if !slices.Contains(catalog.SLOs(), o.Name) {
 			return fmt.Errorf("dashboards: unknown SLO %q (known: %v)", o.Name, catalog.SLOs())

@@ -241,6 +241,15 @@ func TestStatThresholdsFollowSpec(t *testing.T) {
 	}
 }
 
+func TestZeroSLOFieldsTakeDefaults(t *testing.T) {
+	s := alerts.DefaultSpec()
+	s.SLOs = []alerts.SLO{{Name: catalog.SLOListLatency}}
+	d := decodeAll(t, Config{Spec: s})[FileName(uidOverview)]
+	if got := statThresholds(t, d, "List latency p95, worst"); !slices.Equal(got, []float64{catalog.DefaultListLatencyThresholdSeconds}) {
+		t.Errorf("thresholds %v, want the default", got)
+	}
+}
+
 func TestInvalidSpecFails(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -248,6 +257,7 @@ func TestInvalidSpecFails(t *testing.T) {
 	}{
 		{"unknown SLO", func(s *alerts.Spec) { s.SLOs[0].Name = "bogus" }},
 		{"objective 1", func(s *alerts.Spec) { s.SLOs[0].Objective = 1 }},
+		{"bad selector", func(s *alerts.Spec) { s.Selector = "job=" }},
 		{"window without rule", func(s *alerts.Spec) { s.Windows[0].Long = "4h" }},
 		{"budget period without rule", func(s *alerts.Spec) { s.BudgetPeriod = "28d" }},
 	} {

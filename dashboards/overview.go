@@ -25,52 +25,54 @@ type sloSignal struct {
 	trend func(c Config, o alerts.SLO) *timeseries.PanelBuilder
 }
 
+// timeSlice is the signal of a time-slice SLO: the minimum of a gauge over
+// the Spec's slice window, as the SLI judges it, worst by labels.
+func timeSlice(name string, m catalog.Metric, description string) sloSignal {
+	return sloSignal{
+		title: func(c Config, _ alerts.SLO) string {
+			return name + " (min over " + c.Spec.SliceWindow + ")"
+		},
+		description: description + " Minimised over the SLI's slice window, longer than the bookmark period, so a quiet resource's bookmark sawtooth is not shown.",
+		unit:        unitOf(m),
+		expr: func(c Config, _ alerts.SLO, by []string) string {
+			return c.smoothed("max", m, by)
+		},
+	}
+}
+
+// latency is the signal of an event-ratio SLO: a histogram at the
+// objective's percentile, over the observations the SLI counts.
+func latency(name string, m catalog.Metric, description string, trend func(Config, alerts.SLO) *timeseries.PanelBuilder, matchers ...string) sloSignal {
+	return sloSignal{
+		title: func(_ Config, o alerts.SLO) string {
+			return name + " " + percentile(o.Objective)
+		},
+		description: description + " At the SLO's percentile.",
+		unit:        unitSeconds,
+		expr: func(c Config, o alerts.SLO, by []string) string {
+			return c.quantile(o.Objective, m, by, matchers...)
+		},
+		trend: trend,
+	}
+}
+
+// listKinds are the Lists the List-latency SLI counts, as the rules do: List
+// pages and head probes; watch-list syncs grow with the collection instead.
+var listKinds = re(catalog.LabelKind, catalog.KindList+"|"+catalog.KindProbe)
+
 // sloSignals maps every SLO name of the catalog to its signal.
 var sloSignals = map[string]sloSignal{
-	catalog.SLOCacheStaleness: {
-		title: func(c Config, _ alerts.SLO) string {
-			return "Cache staleness (min over " + c.SmoothingWindow + ")"
-		},
-		description: "How far the informer cache trails the API server: seconds since the cache provably held everything committed, minimised over a window longer than the bookmark period so a quiet resource's bookmark sawtooth is not shown. A stalled watch grows without bound.",
-		unit:        unitSeconds,
-		expr: func(c Config, _ alerts.SLO, by []string) string {
-			return c.smoothed("max", catalog.CacheStaleness, by)
-		},
-	},
-	catalog.SLORVLag: {
-		title: func(c Config, _ alerts.SLO) string {
-			return "RV lag (min over " + c.SmoothingWindow + ")"
-		},
-		description: "Head resource version minus informer resource version: revisions committed that the cache has not seen yet, minimised over a window longer than the bookmark period.",
-		unit:        unitRevisions,
-		expr: func(c Config, _ alerts.SLO, by []string) string {
-			return c.smoothed("max", catalog.ResourceVersionLag, by)
-		},
-	},
-	catalog.SLOCanaryDelivery: {
-		title: func(_ Config, o alerts.SLO) string {
-			return "Canary delivery " + percentile(o.Objective)
-		},
-		description: "Time from a canary write to its delivery by the exporter's own informer, at the SLO's percentile: the exact, active freshness signal.",
-		unit:        unitSeconds,
-		expr: func(c Config, o alerts.SLO, by []string) string {
-			return c.quantile(o.Objective, catalog.WatchDeliveryLatency, by)
-		},
-		trend: Config.canaryLatency,
-	},
-	catalog.SLOListLatency: {
-		title: func(_ Config, o alerts.SLO) string {
-			return "List latency " + percentile(o.Objective)
-		},
-		description: "Duration of the informers' Lists (each page) and streaming watch-list syncs, head probes excluded, at the SLO's percentile.",
-		unit:        unitSeconds,
-		expr: func(c Config, o alerts.SLO, by []string) string {
-			return c.quantile(o.Objective, catalog.ListDuration, by, neq(catalog.LabelKind, catalog.KindProbe))
-		},
-		trend: func(c Config, o alerts.SLO) *timeseries.PanelBuilder {
-			return c.listLatency(o, catalog.LabelKind)
-		},
-	},
+	catalog.SLOCacheStaleness: timeSlice("Cache staleness", catalog.CacheStaleness,
+		"How far the informer cache trails the API server: seconds since the cache provably held everything committed. A stalled watch grows without bound."),
+	catalog.SLORVLag: timeSlice("RV lag", catalog.ResourceVersionLag,
+		"Head resource version minus informer resource version: revisions committed that the cache has not seen yet."),
+	catalog.SLOCanaryDelivery: latency("Canary delivery", catalog.WatchDeliveryLatency,
+		"Time from a canary write to its delivery by the exporter's own informer: the exact, active freshness signal.",
+		Config.canaryLatency),
+	catalog.SLOListLatency: latency("List latency", catalog.ListDuration,
+		"Duration of the informers' List pages and of head probes (watch-list syncs excluded, as in the SLI).",
+		func(c Config, o alerts.SLO) *timeseries.PanelBuilder { return c.listLatency(o, catalog.LabelKind) },
+		listKinds),
 }
 
 // signal returns the signal of o; validate has checked the name.
@@ -201,7 +203,7 @@ func (c Config) slo(name string) alerts.SLO {
 // and labels, with the SLO threshold as a line.
 func (c Config) listLatency(o alerts.SLO, labels ...string) *timeseries.PanelBuilder {
 	p := defaultTimeseries("List latency "+percentile(o.Objective)+" by resource and "+strings.Join(labels, ", "),
-		"Duration of Lists (each page), streaming watch-list syncs and head probes at the List SLO's percentile, by resource and "+strings.Join(labels, " and ")+". The SLO counts the informers' lists and watch-lists, not probes."+goodBelow(o, unitSeconds),
+		"Duration of Lists (each page), streaming watch-list syncs and head probes at the List SLO's percentile, by resource and "+strings.Join(labels, " and ")+". The SLO counts List pages and head probes, not watch-list syncs, whose duration grows with the collection."+goodBelow(o, unitSeconds),
 		unitSeconds)
 	return c.sloLimit(c.percentiles(p, catalog.ListDuration, []float64{o.Objective}, labels...), o.Name)
 }

@@ -122,10 +122,11 @@ func (c Config) quantile(q float64, m catalog.Metric, labels []string, extra ...
 	return fmt.Sprintf("histogram_quantile(%s, %s)", number(q), buckets)
 }
 
-// smoothed is the minimum of a gauge over SmoothingWindow, so the bookmark
-// sawtooth of a quiet resource is not shown as a breach, aggregated with op by labels.
+// smoothed is the minimum of a gauge over the Spec's slice window, as the
+// time-slice SLIs take it, so the bookmark sawtooth of a quiet resource is
+// not shown as a breach; aggregated with op by labels.
 func (c Config) smoothed(op string, m catalog.Metric, labels []string) string {
-	return aggregate(op, labels, fmt.Sprintf("min_over_time(%s[%s])", c.series(m, ""), c.SmoothingWindow))
+	return aggregate(op, labels, fmt.Sprintf("min_over_time(%s[%s])", c.series(m, ""), c.Spec.SliceWindow))
 }
 
 // ruleLabels are the labels every SLO recording rule carries.

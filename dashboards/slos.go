@@ -93,7 +93,7 @@ func (c Config) burnRates(o alerts.SLO) cog.Builder[dashboard.Panel] {
 	var steps []step
 	for _, w := range c.Spec.Windows {
 		color := orange
-		if w.Severity == "page" {
+		if w.Severity == alerts.SeverityPage {
 			color = red
 		}
 		steps = append(steps, step{w.Factor, color})
