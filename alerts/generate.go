@@ -131,7 +131,7 @@ func (s Spec) sloGroup(o SLO) rulefmt.RuleGroup {
 				labelLongWindow:  w.Long,
 				labelShortWindow: w.Short,
 			},
-			summary: fmt.Sprintf("%s SLO of {{ $labels.resource }} burns its error budget %sx too fast.", d.title, num(w.Factor)),
+			summary: fmt.Sprintf("%s SLO of {{ $labels.resource }} burns its error budget over %sx too fast.", d.title, num(w.Factor)),
 			description: fmt.Sprintf("%s burns the %s SLO's error budget (objective %s%% over %s; bad: %s) {{ $value | humanize }}x faster than sustainable over the last %s and %s (alert above %sx).",
 				s.resourceRef(), o.Name, num(o.Objective*100), s.BudgetPeriod, fmt.Sprintf(d.bad, num(o.Threshold)), w.Long, w.Short, num(w.Factor)),
 		}))

@@ -58,7 +58,7 @@ func (s Spec) symptomAlerts() []rulefmt.Rule {
 		severity:    SeverityTicket,
 		forDuration: "15m",
 		summary:     "No rvsync exporter target is known to Prometheus.",
-		description: fmt.Sprintf("No target matches up{%s} for 15 minutes (value {{ $value }}): the exporter is not deployed or not discovered, so no rvsync SLO can alert.", s.UpSelector),
+		description: fmt.Sprintf("No target matches up{%s} for 15 minutes: the exporter is not deployed or not discovered, so no rvsync SLO can alert.", s.UpSelector),
 	}, {
 		name:        AlertInformerNotSynced,
 		expr:        fmt.Sprintf("min %s (%s) == 0", s.by(), s.series(catalog.InformerSynced.Name)),
