@@ -3,6 +3,7 @@ package alerts
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -243,7 +244,8 @@ func (s Spec) Validate() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
-	for field, sel := range map[string]string{"selector": s.Selector, "upSelector": s.UpSelector} {
+	for _, f := range [][2]string{{"selector", s.Selector}, {"upSelector", s.UpSelector}} {
+		field, sel := f[0], f[1]
 		if _, err := parser.NewParser(parser.Options{}).ParseMetricSelector("up{" + sel + "}"); err != nil {
 			add("%s %q is not a list of PromQL label matchers: %v", field, sel, err)
 		}
@@ -251,7 +253,8 @@ func (s Spec) Validate() error {
 	if !labelName.MatchString(s.ClusterLabel) {
 		add("clusterLabel %q is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)", s.ClusterLabel)
 	}
-	for k, v := range s.ExtraLabels {
+	for _, k := range slices.Sorted(maps.Keys(s.ExtraLabels)) {
+		v := s.ExtraLabels[k]
 		switch {
 		case !labelName.MatchString(k):
 			add("extraLabels: %q is not a valid label name", k)
@@ -269,9 +272,9 @@ func (s Spec) Validate() error {
 	} else if time.Duration(d) <= bookmarkPeriod {
 		add("sliceWindow %s must be longer than the API server's bookmark period (%s), or quiet resources burn budget", s.SliceWindow, bookmarkPeriod)
 	}
-	for name, d := range map[string]string{"symptoms.stalledFor": s.Symptoms.StalledFor, "symptoms.notSyncedFor": s.Symptoms.NotSyncedFor} {
-		if _, err := model.ParseDuration(d); err != nil {
-			add("%s: %v", name, err)
+	for _, f := range [][2]string{{"symptoms.stalledFor", s.Symptoms.StalledFor}, {"symptoms.notSyncedFor", s.Symptoms.NotSyncedFor}} {
+		if _, err := model.ParseDuration(f[1]); err != nil {
+			add("%s: %v", f[0], err)
 		}
 	}
 	if s.Symptoms.StalledAfterSeconds < 2*bookmarkPeriod.Seconds() {
