@@ -1,0 +1,182 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
+)
+
+// Options are what Run needs besides the Config.
+type Options struct {
+	Config Config
+	// InformerConfig is the client configuration of the informers.
+	InformerConfig *rest.Config
+	// ProbeConfig is the head probe's; nil means InformerConfig. Either way
+	// the probe gets a transport of its own.
+	ProbeConfig *rest.Config
+	// Registry receives every metric; nil makes a fresh one with the Go and
+	// process collectors.
+	Registry *prometheus.Registry
+	Logger   logr.Logger
+	Build    collector.BuildInfo
+}
+
+// Exporter is a configured, listening exporter.
+type Exporter struct {
+	opts    Options
+	ln      net.Listener
+	reg     *prometheus.Registry
+	monitor *probe.Monitor
+	ready   atomic.Bool
+}
+
+// New validates the config, registers the metrics and binds the listen
+// address, so that configuration and address errors surface before Run.
+func New(opts Options) (*Exporter, error) {
+	opts.Config.Defaults()
+	if err := opts.Config.Validate(); err != nil {
+		return nil, &ConfigError{err}
+	}
+	if opts.InformerConfig == nil {
+		return nil, &ConfigError{errors.New("no client configuration")}
+	}
+	if opts.ProbeConfig == nil {
+		opts.ProbeConfig = opts.InformerConfig
+	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	mon := probe.New(probe.Options{ProbeInterval: opts.Config.ProbeInterval.Duration, Logger: opts.Logger})
+	if err := mon.Register(reg, &opts.Build); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	ln, err := net.Listen("tcp", opts.Config.ListenAddress)
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("listenAddress %q: %w", opts.Config.ListenAddress, err)}
+	}
+	return &Exporter{opts: opts, ln: ln, reg: reg, monitor: mon}, nil
+}
+
+// ConfigError is a configuration the user must fix; the command exits 2.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Addr is the address /metrics is served on.
+func (e *Exporter) Addr() string { return e.ln.Addr().String() }
+
+// Monitor is the exporter's probe.Monitor.
+func (e *Exporter) Monitor() *probe.Monitor { return e.monitor }
+
+// Run serves HTTP, resolves the resources (retrying discovery while the API
+// server is unreachable), starts their informers and the head probes, and
+// blocks until ctx ends. It returns an *UnknownResourceError wrapped in a
+// ConfigError when a configured resource does not exist.
+func (e *Exporter) Run(ctx context.Context) error {
+	log := e.opts.Logger
+	srv := &http.Server{Handler: newMux(e.reg, &e.ready), ReadHeaderTimeout: 10 * time.Second}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(e.ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("serving metrics", "address", e.Addr())
+
+	resolved, err := e.resolve(ctx)
+	if err != nil {
+		return err
+	}
+	informerClient, err := metadata.NewForConfig(tuned(e.opts.InformerConfig))
+	if err != nil {
+		return &ConfigError{fmt.Errorf("informer client: %w", err)}
+	}
+	probeClient, err := metadata.NewForConfig(OwnConnection(e.opts.ProbeConfig))
+	if err != nil {
+		return &ConfigError{fmt.Errorf("probe client: %w", err)}
+	}
+	for _, r := range resolved {
+		tr := e.monitor.Track(r.Name, r.Space)
+		inf := e.monitor.NewMetadataInformer(informerClient, r.GVR, tr)
+		e.monitor.AddHeadSource(r.Space, r.Name, probe.MetadataHead(probeClient, r.GVR))
+		go inf.RunWithContext(ctx)
+	}
+	e.ready.Store(true)
+	log.Info("watching", "resources", len(resolved))
+	probeErr := make(chan error, 1)
+	go func() { probeErr <- e.monitor.Run(ctx) }()
+	select {
+	case <-ctx.Done():
+		<-probeErr
+		return nil
+	case err := <-srvErr:
+		return fmt.Errorf("metrics server: %w", err)
+	case err := <-probeErr:
+		return err
+	}
+}
+
+// resolve retries discovery until it answers, then maps the configured names.
+func (e *Exporter) resolve(ctx context.Context) ([]Resolved, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(e.opts.ProbeConfig)
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("discovery client: %w", err)}
+	}
+	var resolved []Resolved
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: 30 * time.Second}
+	err = wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
+		var rerr error
+		resolved, rerr = Resolve(dc, e.opts.Config.Resources)
+		var unknown *UnknownResourceError
+		switch {
+		case rerr == nil:
+			return true, nil
+		case errors.As(rerr, &unknown):
+			return false, &ConfigError{rerr}
+		}
+		e.opts.Logger.Info("discovery failed; retrying", "err", rerr)
+		return false, nil
+	})
+	return resolved, err
+}
+
+// tuned raises client-side rate limits so that starting many informers at
+// once is not throttled by the client (the API server's own priority and
+// fairness still applies).
+func tuned(c *rest.Config) *rest.Config {
+	c = rest.CopyConfig(c)
+	if c.QPS == 0 {
+		c.QPS, c.Burst = 50, 100
+	}
+	return c
+}
+
+// OwnConnection returns a copy of c whose clients get a transport, and so a
+// TCP/HTTP2 connection, of their own. client-go shares one transport between
+// equal configs; a distinct Dial function makes the config unequal, so a
+// half-open informer connection cannot blind the probe.
+func OwnConnection(c *rest.Config) *rest.Config {
+	c = rest.CopyConfig(c)
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	c.Dial = dialer.DialContext
+	return c
+}

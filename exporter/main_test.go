@@ -1,0 +1,120 @@
+package exporter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/go-logr/logr/testr"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// The control plane is shared by the tests of this package that can share
+// it; it starts on first use and stops after the last test.
+var (
+	sharedOnce sync.Once
+	shared     *testenv.Env
+	sharedErr  error
+)
+
+func sharedEnv(t *testing.T) *testenv.Env {
+	t.Helper()
+	sharedOnce.Do(func() { shared, sharedErr = testenv.Start(testenv.Options{}) })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		if err := shared.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop control plane:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// running is an exporter started for a test.
+type running struct {
+	*exporter.Exporter
+	url string
+}
+
+// metrics scrapes the exporter.
+func (r *running) metrics(t *testing.T) testenv.Metrics {
+	t.Helper()
+	m, err := testenv.Scrape(r.url)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	return m
+}
+
+// startExporter runs an exporter until the test ends; probe may be nil.
+func startExporter(t *testing.T, cfg exporter.Config, informer, probe *rest.Config) *running {
+	t.Helper()
+	cfg.ListenAddress = "127.0.0.1:0"
+	if cfg.ProbeInterval.Duration == 0 {
+		cfg.ProbeInterval.Duration = time.Second
+	}
+	e, err := exporter.New(exporter.Options{Config: cfg, InformerConfig: informer, ProbeConfig: probe, Logger: testr.New(t)})
+	if err != nil {
+		t.Fatalf("exporter.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("exporter.Run: %v", err)
+		}
+	})
+	return &running{Exporter: e, url: "http://" + e.Addr() + "/metrics"}
+}
+
+func resources(names ...string) []exporter.ResourceConfig {
+	var out []exporter.ResourceConfig
+	for _, n := range names {
+		out = append(out, exporter.ResourceConfig{Name: n})
+	}
+	return out
+}
+
+func res(name string) map[string]string { return map[string]string{"resource": name} }
+
+// waitMetric waits until cond holds on a scrape.
+func (r *running) waitMetric(t *testing.T, timeout time.Duration, msg string, cond func(testenv.Metrics) bool) testenv.Metrics {
+	t.Helper()
+	var last testenv.Metrics
+	testenv.WaitFor(t, timeout, msg, func() (bool, error) {
+		m, err := testenv.Scrape(r.url)
+		if err != nil {
+			return false, err
+		}
+		last = m
+		return cond(m), nil
+	})
+	return last
+}
+
+func (r *running) waitSynced(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		r.waitMetric(t, 2*time.Minute, n+" synced", func(m testenv.Metrics) bool {
+			v, _ := m.Value(catalog.InformerSynced.Name, res(n))
+			return v == 1
+		})
+	}
+}

@@ -1,0 +1,102 @@
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+)
+
+// Resolved is a configured resource found in discovery.
+type Resolved struct {
+	ResourceConfig
+	GVR        schema.GroupVersionResource
+	Namespaced bool
+}
+
+// UnknownResourceError reports configured resources that discovery does not
+// serve, or serves without list and watch.
+type UnknownResourceError struct{ Problems []string }
+
+func (e *UnknownResourceError) Error() string {
+	return "resources: " + strings.Join(e.Problems, "; ")
+}
+
+// SplitName splits `plural.group` into its plural and group ("" for core).
+func SplitName(name string) (plural, group string) {
+	plural, group, _ = strings.Cut(name, ".")
+	return plural, group
+}
+
+// NameOf returns the `plural.group` label value of a group and resource.
+func NameOf(gr schema.GroupResource) string {
+	if gr.Group == "" {
+		return gr.Resource
+	}
+	return gr.Resource + "." + gr.Group
+}
+
+// Resolve maps each configured resource to the preferred version its API
+// group serves. Discovery that fails for some groups (an aggregated API
+// that is down) fails only the resources of those groups.
+func Resolve(dc discovery.DiscoveryInterface, resources []ResourceConfig) ([]Resolved, error) {
+	lists, err := dc.ServerPreferredResources()
+	var groupErr *discovery.ErrGroupDiscoveryFailed
+	if err != nil && !errors.As(err, &groupErr) {
+		return nil, fmt.Errorf("discovery: %w", err)
+	}
+	type entry struct {
+		gvr        schema.GroupVersionResource
+		namespaced bool
+		verbs      metav1.Verbs
+	}
+	served := map[string]entry{}
+	for _, l := range lists {
+		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
+		if perr != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue // subresource
+			}
+			served[NameOf(schema.GroupResource{Group: gv.Group, Resource: r.Name})] = entry{gv.WithResource(r.Name), r.Namespaced, r.Verbs}
+		}
+	}
+	var out []Resolved
+	var problems []string
+	for _, rc := range resources {
+		e, ok := served[rc.Name]
+		if !ok {
+			_, group := SplitName(rc.Name)
+			if groupErr != nil && groupFailed(groupErr, group) {
+				problems = append(problems, fmt.Sprintf("%s: its API group %q failed discovery", rc.Name, group))
+			} else {
+				problems = append(problems, fmt.Sprintf("%s: not served by the API server (check `kubectl api-resources`; names are plural.group, e.g. deployments.apps)", rc.Name))
+			}
+			continue
+		}
+		if !slices.Contains(e.verbs, "list") || !slices.Contains(e.verbs, "watch") {
+			problems = append(problems, fmt.Sprintf("%s: does not support list and watch", rc.Name))
+			continue
+		}
+		out = append(out, Resolved{ResourceConfig: rc, GVR: e.gvr, Namespaced: e.namespaced})
+	}
+	if len(problems) > 0 {
+		return out, &UnknownResourceError{Problems: problems}
+	}
+	return out, nil
+}
+
+func groupFailed(e *discovery.ErrGroupDiscoveryFailed, group string) bool {
+	for gv := range e.Groups {
+		if gv.Group == group {
+			return true
+		}
+	}
+	return false
+}

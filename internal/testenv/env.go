@@ -1,0 +1,123 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
+)
+
+// Options configure a control plane.
+type Options struct {
+	// APIServerArgs are extra kube-apiserver flags, e.g. {"watch-cache": "false"}.
+	APIServerArgs map[string]string
+}
+
+// Env is a running etcd + kube-apiserver.
+type Env struct {
+	Environment *envtest.Environment
+	// Config is an admin (system:masters) client configuration.
+	Config *rest.Config
+	// Client is an admin clientset.
+	Client kubernetes.Interface
+}
+
+// Start starts a control plane. Stop it with Stop.
+func Start(opts Options) (*Env, error) {
+	apiserver, etcd, err := Binaries()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		ControlPlane: envtest.ControlPlane{
+			APIServer: &envtest.APIServer{Path: apiserver, StartTimeout: 2 * time.Minute, StopTimeout: time.Minute},
+			Etcd:      &envtest.Etcd{Path: etcd, StartTimeout: time.Minute, StopTimeout: time.Minute},
+		},
+	}
+	args := env.ControlPlane.APIServer.Configure()
+	for k, v := range opts.APIServerArgs {
+		args.Set(k, v)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("start control plane: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &Env{Environment: env, Config: cfg, Client: client}, nil
+}
+
+// StartT starts a control plane for a test and stops it when the test ends.
+func StartT(t testing.TB, opts Options) *Env {
+	t.Helper()
+	e, err := Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Logf("stop control plane: %v", err)
+		}
+	})
+	return e
+}
+
+// Stop stops the control plane.
+func (e *Env) Stop() error { return e.Environment.Stop() }
+
+// EtcdURL is the client URL of etcd.
+func (e *Env) EtcdURL() *url.URL { return e.Environment.ControlPlane.Etcd.URL }
+
+// Proxy starts a fault proxy in front of the API server and returns it with
+// a copy of cfg that connects through it. A different Host gives the copy its
+// own transport, so only clients built from it see the proxy's faults.
+func (e *Env) Proxy(t testing.TB, cfg *rest.Config) (*faultproxy.Proxy, *rest.Config) {
+	t.Helper()
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	proxied := rest.CopyConfig(cfg)
+	u.Host = p.Addr()
+	proxied.Host = u.String()
+	// the serving certificate names 127.0.0.1 and localhost, whatever the port
+	return p, proxied
+}
+
+// WaitFor polls cond every 100ms until it returns true or the deadline
+// passes; on timeout it fails the test with msg and cond's last error.
+func WaitFor(t testing.TB, timeout time.Duration, msg string, cond func() (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last error
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out after %v waiting for %s (last error: %v)", timeout, msg, last)
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// EnsureNamespace creates namespace ns if it does not exist.
+func EnsureNamespace(ctx context.Context, c kubernetes.Interface, ns string) error {
+	_, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// WriteConfigMaps creates or updates n ConfigMaps named prefix-0…prefix-(n-1)
+// in ns, one write each, and returns the RV of the last write.
+func WriteConfigMaps(ctx context.Context, c kubernetes.Interface, ns, prefix string, n int) (string, error) {
+	var rv string
+	for i := range n {
+		cm, err := upsertConfigMap(ctx, c, ns, fmt.Sprintf("%s-%d", prefix, i))
+		if err != nil {
+			return "", err
+		}
+		rv = cm.ResourceVersion
+	}
+	return rv, nil
+}
+
+func upsertConfigMap(ctx context.Context, c kubernetes.Interface, ns, name string) (*corev1.ConfigMap, error) {
+	cms := c.CoreV1().ConfigMaps(ns)
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 10)
+	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"stamp": stamp}}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	cm.Data = map[string]string{"stamp": stamp}
+	return cms.Update(ctx, cm, metav1.UpdateOptions{})
+}
+
+// Churn updates `objects` ConfigMaps in ns round-robin at about rate writes
+// per second until ctx ends; write errors are retried on the next tick, so
+// it survives API-server faults. It returns the number of successful writes.
+func Churn(ctx context.Context, c kubernetes.Interface, ns string, objects int, rate float64) int {
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	writes := 0
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return writes
+		case <-tick.C:
+		}
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if _, err := upsertConfigMap(wctx, c, ns, fmt.Sprintf("churn-%d", i%objects)); err == nil {
+			writes++
+		}
+		cancel()
+	}
+}
