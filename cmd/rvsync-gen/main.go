@@ -1,5 +1,7 @@
 // Command rvsync-gen writes the generated artifacts of rvsync-slo: the SLO
-// rule file and the Grafana dashboards into the chart's files/ directory,
+// rule file, the same rules as a Helm template whose thresholds, objectives,
+// selectors, cluster label and runbook prefix come from the chart's values
+// (see chartrules.go), and the Grafana dashboards into the chart's files/ directory,
 // and the metric table of the README, all from the metric catalog and one
 // SLO spec. `make generate` runs it; CI fails when its output drifts from
 // what is committed.
@@ -63,6 +65,13 @@ func run(args []string, stderr io.Writer) error {
 		return err
 	}
 	if err := write(filepath.Join(*out, RulesFile), rules); err != nil {
+		return err
+	}
+	chartRules, err := RenderChartRules()
+	if err != nil {
+		return err
+	}
+	if err := write(filepath.Join(*out, ChartRulesTemplate), chartRules); err != nil {
 		return err
 	}
 	boards, err := dashboards.Render(dashboards.Config{Spec: spec})
