@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -118,3 +119,5 @@ func (r *running) waitSynced(t *testing.T, names ...string) {
 		})
 	}
 }
+
+func formatRV(v float64) string { return strconv.FormatUint(uint64(v), 10) }

@@ -87,7 +87,9 @@ func run(args []string, stderr io.Writer) int {
 // were set explicitly override the file.
 func parseFlags(args []string, stderr io.Writer) (exporter.Config, error) {
 	fs := flag.NewFlagSet("exporter", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// Errors are reported by run in one line; usage only on --help.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	var (
 		configFile   = fs.String("config", "", "YAML config file with the same settings as the flags plus per-resource options (flags that are set override it)")
 		kubeconfig   = fs.String("kubeconfig", "", "kubeconfig for the informers (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
@@ -98,12 +100,14 @@ func parseFlags(args []string, stderr io.Writer) (exporter.Config, error) {
 		logLevel     = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		maxResources = fs.Int("max-resources", exporter.DefaultMaxResources, "refuse to watch more resources than this (bounds label cardinality)")
 	)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: exporter [flags]\n\nExports how far informer caches trail the API server, per resource.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
-		return exporter.Config{}, err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "Usage: exporter [flags]\n\nExports how far informer caches trail the API server, per resource.\n\nFlags:\n")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+			return exporter.Config{}, err
+		}
+		return exporter.Config{}, fmt.Errorf("%w (see --help)", err)
 	}
 	if fs.NArg() > 0 {
 		return exporter.Config{}, fmt.Errorf("unexpected argument %q (flags only; see --help)", fs.Arg(0))

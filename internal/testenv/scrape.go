@@ -132,3 +132,33 @@ func Quantile(h *dto.Histogram, q float64) float64 {
 	}
 	return prevBound
 }
+
+// MergedHistogram adds up every histogram series of name matching labels
+// (e.g. all kinds and results of one resource) into one.
+func (m Metrics) MergedHistogram(name string, labels map[string]string) (*dto.Histogram, bool) {
+	fam, ok := m[name]
+	if !ok {
+		return nil, false
+	}
+	var merged *dto.Histogram
+	for _, mt := range fam.GetMetric() {
+		h := mt.GetHistogram()
+		if h == nil || !matches(mt, labels) {
+			continue
+		}
+		if merged == nil {
+			merged = &dto.Histogram{SampleCount: new(uint64), SampleSum: new(float64)}
+			for _, b := range h.GetBucket() {
+				merged.Bucket = append(merged.Bucket, &dto.Bucket{UpperBound: b.UpperBound, CumulativeCount: new(uint64)})
+			}
+		}
+		*merged.SampleCount += h.GetSampleCount()
+		*merged.SampleSum += h.GetSampleSum()
+		for i, b := range h.GetBucket() {
+			if i < len(merged.Bucket) {
+				*merged.Bucket[i].CumulativeCount += b.GetCumulativeCount()
+			}
+		}
+	}
+	return merged, merged != nil
+}

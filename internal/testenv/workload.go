@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,5 +68,56 @@ func Churn(ctx context.Context, c kubernetes.Interface, ns string, objects int, 
 			writes++
 		}
 		cancel()
+	}
+}
+
+// ChurnDeployments keeps n Deployments in ns and bumps one's spec (and so
+// its generation) every period until ctx ends. No controller runs in a bare
+// control plane, so they never converge by themselves.
+func ChurnDeployments(ctx context.Context, c kubernetes.Interface, ns string, n int, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_ = bumpDeployment(wctx, c, ns, fmt.Sprintf("demo-%d", i%n))
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func bumpDeployment(ctx context.Context, c kubernetes.Interface, ns, name string) error {
+	deps := c.AppsV1().Deployments(ns)
+	d, err := deps.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = deps.Create(ctx, NewDeployment(ns, name), metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations["rvsync.example/stamp"] = strconv.FormatInt(time.Now().UnixNano(), 10)
+	_, err = deps.Update(ctx, d, metav1.UpdateOptions{})
+	return err
+}
+
+// NewDeployment returns a minimal valid Deployment.
+func NewDeployment(ns, name string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}}},
+			},
+		},
 	}
 }

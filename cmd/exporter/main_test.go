@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad flags and config exit 2 with one line naming the problem.
+func TestRunExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	badConfig := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(badConfig, []byte("resources: [pods]\nprobeInterval: never\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	emptyKubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(emptyKubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"help", []string{"--help"}, 0, "-probe-kubeconfig"},
+		{"unknown flag", []string{"--nope"}, 2, "flag provided but not defined: -nope"},
+		{"bad duration", []string{"--probe-interval", "fast"}, 2, "invalid value"},
+		{"positional argument", []string{"pods"}, 2, `unexpected argument "pods"`},
+		{"empty resources", []string{"--resources", ""}, 2, "empty resource name"},
+		{"duplicate resources", []string{"--resources", "pods,pods"}, 2, `"pods" listed twice`},
+		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml")}, 2, "config file"},
+		{"bad config file", []string{"--config", badConfig}, 2, `invalid duration "never"`},
+		{"bad log level", []string{"--log-level", "chatty"}, 2, `logLevel "chatty"`},
+		{"kubeconfig without cluster", []string{"--kubeconfig", emptyKubeconfig}, 2, "--kubeconfig"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run(c.args, &stderr)
+			if code != c.code {
+				t.Fatalf("exit %d; want %d (stderr: %s)", code, c.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), c.want)
+			}
+			if c.code == 2 && strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 {
+				t.Errorf("want one line, got:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+func TestFlagsOverrideConfigFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte("probeInterval: 7s\nlogLevel: warn\nresources: [pods, configmaps]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags([]string{"--config", p, "--log-level", "debug"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LogLevel != "debug" || cfg.ProbeInterval.String() != "7s" || len(cfg.Resources) != 2 {
+		t.Errorf("got %+v; want file values with log level from the flag", cfg)
+	}
+}

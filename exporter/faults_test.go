@@ -1,0 +1,111 @@
+package exporter_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// A user that may list configmaps but not secrets: secrets report not synced
+// and a forbidden probe error, configmaps sync, the exporter keeps running.
+func TestForbiddenResource(t *testing.T) {
+	env := sharedEnv(t)
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "rvsync-limited"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "namespaces"}, Verbs: []string{"list", "watch"}}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "rvsync-limited"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "rvsync-limited"}},
+	}
+	for _, create := range []func() error{
+		func() error { _, err := env.Client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); return err },
+		func() error {
+			_, err := env.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+			return err
+		},
+	} {
+		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	user, err := env.Environment.AddUser(envtest.User{Name: "rvsync-limited"}, env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// secrets first: the head probe must fall back to a resource it may list
+	r := startExporter(t, exporter.Config{Resources: resources("secrets", "configmaps", "namespaces")}, user.Config(), user.Config())
+	r.waitSynced(t, "configmaps", "namespaces")
+	m := r.waitMetric(t, time.Minute, "a forbidden sync error for secrets", func(m testenv.Metrics) bool {
+		v, _ := m.Value(catalog.ProbeErrors.Name, map[string]string{"resource": "secrets", "probe": catalog.ProbeSync, "reason": catalog.ReasonForbidden})
+		return v > 0
+	})
+	if v, _ := m.Value(catalog.InformerSynced.Name, res("secrets")); v != 0 {
+		t.Errorf("secrets synced = %v for a user that may not list them", v)
+	}
+	m = r.waitMetric(t, time.Minute, "lag known for configmaps via the fallback head source", func(m testenv.Metrics) bool {
+		_, ok := m.Value(catalog.ResourceVersionLag.Name, res("configmaps"))
+		return ok
+	})
+	if v, _ := m.Value(catalog.ProbeErrors.Name, map[string]string{"resource": "secrets", "probe": catalog.ProbeHead, "reason": catalog.ReasonForbidden}); v == 0 {
+		t.Error("the head probe never reported that secrets are forbidden")
+	}
+}
+
+// Compacting etcd past the informer's RV and breaking its watch makes the
+// watch resume fail with 410 Gone: the exporter counts an expired relist and
+// the informer recovers. The watch cache is off so that compaction alone
+// expires the RV (the cache would otherwise serve it from its history).
+func TestCompactionExpiresWatch(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{APIServerArgs: map[string]string{
+		"watch-cache":              "false",
+		"etcd-compaction-interval": "2s",
+	}})
+	ctx := context.Background()
+	if err := testenv.EnsureNamespace(ctx, env.Client, "compact"); err != nil {
+		t.Fatal(err)
+	}
+	proxy, proxied := env.Proxy(t, env.Config)
+	r := startExporter(t, exporter.Config{Resources: resources("configmaps")}, proxied, env.Config)
+	r.waitSynced(t, "configmaps")
+	m := r.waitMetric(t, time.Minute, "informer RV", func(m testenv.Metrics) bool {
+		_, ok := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))
+		return ok
+	})
+	informerRV, _ := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))
+
+	proxy.Stall()
+	if _, err := testenv.WriteConfigMaps(ctx, env.Client, "compact", "cm", 10); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the API server's compactor has passed the informer's RV: an
+	// exact read at that RV then answers 410.
+	testenv.WaitFor(t, 2*time.Minute, "etcd compacted past the informer's RV", func() (bool, error) {
+		_, err := env.Client.CoreV1().ConfigMaps("compact").List(ctx, metav1.ListOptions{
+			ResourceVersion: formatRV(informerRV), ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+		})
+		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), err
+	})
+	proxy.Reset()
+	proxy.Release()
+	r.waitMetric(t, 2*time.Minute, "an expired relist", func(m testenv.Metrics) bool {
+		v, _ := m.Value(catalog.Relists.Name, map[string]string{"resource": "configmaps", "reason": catalog.RelistExpired})
+		return v >= 1
+	})
+	r.waitMetric(t, 2*time.Minute, "the informer caught up after the relist", func(m testenv.Metrics) bool {
+		lag, ok := m.Value(catalog.ResourceVersionLag.Name, res("configmaps"))
+		rv, _ := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))
+		return ok && lag < 5 && rv > informerRV
+	})
+}
