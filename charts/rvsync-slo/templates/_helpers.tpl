@@ -132,6 +132,11 @@ rendered with the values (thresholds, objectives, selectors, cluster label,
 runbook prefix). The PrometheusRule and the rules ConfigMap both use it.
 */}}
 {{- define "rvsync-slo.rules" -}}
+{{- range $k, $_ := .Values.slo.extraLabels }}
+{{- if has $k (list "alertname" "severity" "slo" "resource" "long_window" "short_window") }}
+{{- fail (printf "slo.extraLabels: %q is set by the rules themselves; pick another label name" $k) }}
+{{- end }}
+{{- end }}
 {{- tpl (.Files.Get "files/rules/rvsync-slo.rules.tpl.yaml") . | trim }}
 {{- end }}
 

@@ -1,0 +1,172 @@
+package chart
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// EnvHelm names the helm binary; the Makefile sets it.
+const EnvHelm = "RVSYNC_HELM"
+
+// Name is the chart's directory under charts/.
+const Name = "rvsync-slo"
+
+// Helm returns the path of the helm binary.
+func Helm() (string, error) {
+	if p := os.Getenv(EnvHelm); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s=%s: %w (run make testbin)", EnvHelm, p, err)
+		}
+		return p, nil
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", "helm-*", "helm"))
+	if len(found) == 0 {
+		return "", fmt.Errorf("no bin/helm-*/helm and %s unset: run make testbin", EnvHelm)
+	}
+	slices.Sort(found)
+	return found[len(found)-1], nil
+}
+
+// Dir returns the chart's directory.
+func Dir() (string, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "charts", Name), nil
+}
+
+// Scenarios returns the chart's ci/*-values.yaml files.
+func Scenarios() ([]string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	return filepath.Glob(filepath.Join(dir, "ci", "*-values.yaml"))
+}
+
+// Options say how to render the chart.
+type Options struct {
+	Release   string // default "rvsync-slo"
+	Namespace string // default "default"
+	// ValuesFiles are passed with -f, in order.
+	ValuesFiles []string
+	// Values are passed last, as a values file of their own.
+	Values map[string]any
+}
+
+// args returns the helm flags of o; a Values file is written to dir.
+func (o Options) args(dir string) ([]string, error) {
+	args := []string{"--namespace", cmpOr(o.Namespace, "default")}
+	for _, f := range o.ValuesFiles {
+		args = append(args, "-f", f)
+	}
+	if o.Values != nil {
+		b, err := json.Marshal(o.Values) // JSON is YAML
+		if err != nil {
+			return nil, err
+		}
+		f := filepath.Join(dir, "values.json")
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "-f", f)
+	}
+	return args, nil
+}
+
+func cmpOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// run runs helm with args plus o's flags and returns stdout; a failure's
+// error holds helm's stderr.
+func run(o Options, args ...string) ([]byte, error) {
+	helm, err := Helm()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "rvsync-chart-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	flags, err := o.args(tmp)
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(helm, append(args, flags...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// keep helm away from the user's kube and helm configuration
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(tmp, "no-kubeconfig"),
+		"HELM_CACHE_HOME="+filepath.Join(tmp, "cache"), "HELM_CONFIG_HOME="+filepath.Join(tmp, "config"), "HELM_DATA_HOME="+filepath.Join(tmp, "data"))
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// Lint runs `helm lint --strict` over the chart with o's values.
+func Lint(o Options) error {
+	dir, err := Dir()
+	if err != nil {
+		return err
+	}
+	_, err = run(o, "lint", "--strict", dir)
+	return err
+}
+
+// Template runs `helm template` and returns the rendered objects.
+func Template(o Options) (Manifests, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	out, err := run(o, "template", cmpOr(o.Release, Name), dir)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(out)
+}
+
+// Decode splits a multi-document YAML stream into objects, skipping empty
+// documents.
+func Decode(stream []byte) (Manifests, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	var out Manifests
+	for {
+		var obj map[string]any
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decode manifests: %w", err)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: obj})
+	}
+}

@@ -1,0 +1,177 @@
+package chart_test
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rvsync-slo/rvsync-slo/alerts"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+)
+
+// setSLO sets the objective and threshold of an SLO of s.
+func setSLO(t *testing.T, s *alerts.Spec, name string, objective, threshold float64) {
+	t.Helper()
+	for i := range s.SLOs {
+		if s.SLOs[i].Name == name {
+			s.SLOs[i].Objective, s.SLOs[i].Threshold = objective, threshold
+			return
+		}
+	}
+	t.Fatalf("no SLO %s", name)
+}
+
+func disable(s *alerts.Spec, names ...string) {
+	for i := range s.SLOs {
+		for _, n := range names {
+			if s.SLOs[i].Name == n {
+				s.SLOs[i].Disabled = true
+			}
+		}
+	}
+}
+
+func ciFile(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := chart.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "ci", name)
+}
+
+// TestRulesFollowValues proves that the chart's rules are exactly the rule
+// generator's for the equivalent spec: the defaults give
+// alerts.DefaultSpec(), and each values change gives the spec with that
+// change, in the PrometheusRule and in the rules ConfigMap alike.
+func TestRulesFollowValues(t *testing.T) {
+	tests := []struct {
+		name string
+		opts chart.Options
+		spec func(t *testing.T) alerts.Spec
+	}{{
+		name: "defaults",
+		spec: func(*testing.T) alerts.Spec { return alerts.DefaultSpec() },
+	}, {
+		name: "custom-slo scenario",
+		opts: chart.Options{ValuesFiles: []string{ciFile(t, "custom-slo-values.yaml")}},
+		spec: func(t *testing.T) alerts.Spec {
+			s := alerts.DefaultSpec()
+			s.RunbookURLPrefix = "https://runbooks.example.com/rvsync/#"
+			setSLO(t, &s, catalog.SLOListLatency, 0.99, 1)
+			setSLO(t, &s, catalog.SLOCacheStaleness, 0.999, 15)
+			disable(&s, catalog.SLORVLag, catalog.SLOCanaryDelivery) // canary.enabled=false drops its SLO
+			s.Symptoms = alerts.Symptoms{StalledAfterSeconds: 180, StalledFor: "3m", NotSyncedFor: "15m", RelistsPerHour: 6}
+			return s
+		},
+	}, {
+		name: "multi-cluster scenario",
+		opts: chart.Options{ValuesFiles: []string{ciFile(t, "multi-cluster-values.yaml")}},
+		spec: func(*testing.T) alerts.Spec {
+			s := alerts.DefaultSpec()
+			s.ClusterLabel = "k8s_cluster"
+			s.Selector = `job="rvsync-slo"`
+			s.UpSelector = `job="rvsync-slo", namespace="monitoring"`
+			s.ExtraLabels = map[string]string{"team": "platform"}
+			return s
+		},
+	}, {
+		name: "whole-number list threshold, fractional canary threshold, selector only",
+		opts: chart.Options{Values: map[string]any{"slo": map[string]any{
+			"selector":       `namespace="monitoring", job=~"rvsync.*"`,
+			"listLatency":    map[string]any{"enabled": true, "objective": 0.995, "thresholdSeconds": 5},
+			"canaryDelivery": map[string]any{"enabled": true, "objective": 0.9, "thresholdSeconds": 2.5},
+			"rvLag":          map[string]any{"enabled": true, "objective": 0.95, "thresholdRevisions": 1000},
+			"extraLabels":    map[string]string{"team": "platform", "tier": "one"},
+		}}},
+		spec: func(t *testing.T) alerts.Spec {
+			s := alerts.DefaultSpec()
+			s.Selector = `namespace="monitoring", job=~"rvsync.*"`
+			setSLO(t, &s, catalog.SLOListLatency, 0.995, 5)
+			setSLO(t, &s, catalog.SLOCanaryDelivery, 0.9, 2.5)
+			setSLO(t, &s, catalog.SLORVLag, 0.95, 1000)
+			s.ExtraLabels = map[string]string{"team": "platform", "tier": "one"}
+			return s
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := alerts.Render(tt.spec(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantNorm, err := chart.NormalRules(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the PrometheusRule and the rules ConfigMap in one rendering
+			opts := tt.opts
+			opts.Values = merge(opts.Values, map[string]any{"rulesConfigMap": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true}})
+			m := render(t, opts)
+			pr, err := m.PrometheusRule()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromCR, err := chart.RuleFile(pr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm := into[corev1.ConfigMap](t, onlyRules(m), "ConfigMap")
+			for name, got := range map[string][]byte{"PrometheusRule": fromCR, "rules ConfigMap": []byte(cm.Data["rvsync-slo.rules.yaml"])} {
+				gotNorm, err := chart.NormalRules(got)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if gotNorm != wantNorm {
+					t.Errorf("%s differs from alerts.Render of the equivalent spec: %s", name, firstDiff(gotNorm, wantNorm))
+				}
+			}
+		})
+	}
+}
+
+// merge returns a shallow union of two values maps; b wins.
+func merge(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// onlyRules keeps the rules ConfigMap of a rendering.
+func onlyRules(m chart.Manifests) chart.Manifests {
+	var out chart.Manifests
+	for _, u := range m.OfKind("ConfigMap") {
+		if strings.HasSuffix(u.GetName(), "-rules") {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// firstDiff shows the first differing line of two texts with its neighbours.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		gl, wl := line(g, i), line(w, i)
+		if gl != wl {
+			return "at line " + strconv.Itoa(i+1) + ":\n  got:  " + gl + "\n  want: " + wl + "\n  after: " + line(w, i-1)
+		}
+	}
+	return "(no difference)"
+}
+
+func line(ls []string, i int) string {
+	if i < 0 || i >= len(ls) {
+		return "<none>"
+	}
+	return ls[i]
+}

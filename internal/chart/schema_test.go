@@ -1,0 +1,126 @@
+package chart_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+)
+
+// TestSchemaRejects: a wrong value fails `helm template` with a message
+// that names the key and what is wrong.
+func TestSchemaRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   []string // all in the error
+	}{
+		{"string threshold", map[string]any{"slo": map[string]any{"cacheStaleness": map[string]any{"thresholdSeconds": "30s"}}},
+			[]string{"/slo/cacheStaleness/thresholdSeconds", "got string, want number"}},
+		{"unknown top-level key", map[string]any{"serviceMonitr": map[string]any{"enabled": true}},
+			[]string{"additional properties 'serviceMonitr' not allowed"}},
+		{"unknown nested key", map[string]any{"slo": map[string]any{"listLatency": map[string]any{"threshold": 1.5}}},
+			[]string{"/slo/listLatency", "additional properties 'threshold' not allowed"}},
+		{"event-ratio threshold that is no bucket", map[string]any{"slo": map[string]any{"listLatency": map[string]any{"thresholdSeconds": 2}}},
+			[]string{"/slo/listLatency/thresholdSeconds", "value must be one of"}},
+		{"objective out of range", map[string]any{"slo": map[string]any{"rvLag": map[string]any{"objective": 99}}},
+			[]string{"/slo/rvLag/objective", "exclusiveMaximum: got 99, want 1"}},
+		{"wildcard resource", map[string]any{"resources": []any{"pods", "*"}},
+			[]string{"/resources/1"}},
+		{"resource with a version", map[string]any{"resources": []any{"apps/v1/deployments"}},
+			[]string{"/resources/0"}},
+		{"bad cluster label", map[string]any{"cluster": map[string]any{"label": "k8s-cluster"}},
+			[]string{"/cluster/label", "does not match pattern"}},
+		{"bad duration", map[string]any{"canary": map[string]any{"interval": "10 seconds"}},
+			[]string{"/canary/interval", "does not match pattern"}},
+		{"reserved alert label", map[string]any{"slo": map[string]any{"extraLabels": map[string]any{"severity": "low"}}},
+			[]string{`slo.extraLabels: "severity" is set by the rules`}},
+		{"bad alert label name", map[string]any{"slo": map[string]any{"extraLabels": map[string]any{"team-name": "x"}}},
+			[]string{"invalid propertyName 'team-name'"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := chart.Template(chart.Options{Values: tt.values})
+			if err == nil {
+				t.Fatal("helm template accepted the values")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	t.Run("secrets need rbac.allowSecrets", func(t *testing.T) {
+		_, err := chart.Template(chart.Options{Values: map[string]any{"resources": []any{"secrets"}}})
+		if err == nil || !strings.Contains(err.Error(), "rbac.allowSecrets") {
+			t.Fatalf("want a failure naming rbac.allowSecrets, got %v", err)
+		}
+		if _, err := chart.Template(chart.Options{Values: map[string]any{"resources": []any{"secrets"}, "rbac": map[string]any{"allowSecrets": true}}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestSchemaBucketsAreCatalogBuckets: the event-ratio thresholds the schema
+// allows are exactly the bucket bounds of the histograms the rules count.
+func TestSchemaBucketsAreCatalogBuckets(t *testing.T) {
+	dir, err := chart.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			SLO struct {
+				Properties map[string]struct {
+					Properties struct {
+						ThresholdSeconds struct {
+							Enum []float64 `json:"enum"`
+						} `json:"thresholdSeconds"`
+					} `json:"properties"`
+				} `json:"properties"`
+			} `json:"slo"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
+	for key, m := range map[string]catalog.Metric{"listLatency": catalog.ListDuration, "canaryDelivery": catalog.WatchDeliveryLatency} {
+		got := schema.Properties.SLO.Properties[key].Properties.ThresholdSeconds.Enum
+		if !slices.Equal(got, m.Buckets) {
+			t.Errorf("slo.%s.thresholdSeconds enum %v, want the buckets of %s %v", key, got, m.Name, m.Buckets)
+		}
+	}
+}
+
+// TestDefaultConfigIsExporterDefault: with default values the exporter
+// config equals the exporter's own defaults, and its listen port is the
+// container's and Service's metrics port.
+func TestDefaultConfigIsExporterDefault(t *testing.T) {
+	m := render(t, chart.Options{})
+	cfg, _ := exporterConfig(t, m)
+	def := exporter.Config{}
+	def.Defaults()
+	cfg.Defaults()
+	var names []string
+	for _, r := range cfg.Resources {
+		names = append(names, r.Name)
+	}
+	if !slices.Equal(names, exporter.DefaultResources) {
+		t.Errorf("resources %v, want exporter.DefaultResources %v", names, exporter.DefaultResources)
+	}
+	cfg.Resources, def.Resources = nil, nil
+	if cfg.ListenAddress != def.ListenAddress || cfg.ProbeInterval != def.ProbeInterval || cfg.LogLevel != def.LogLevel || cfg.MaxResources != def.MaxResources {
+		t.Errorf("config %+v, want the exporter defaults %+v", cfg, def)
+	}
+}
