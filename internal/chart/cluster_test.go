@@ -1,0 +1,295 @@
+package chart_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// The control plane is shared by the tests that need one; it starts on
+// first use and stops after the last test.
+var (
+	sharedOnce sync.Once
+	shared     *testenv.Env
+	sharedErr  error
+)
+
+func sharedEnv(t *testing.T) *testenv.Env {
+	t.Helper()
+	sharedOnce.Do(func() { shared, sharedErr = testenv.Start(testenv.Options{}) })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		if err := shared.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop control plane:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+func applier(t *testing.T, env *testenv.Env) *chart.Applier {
+	t.Helper()
+	a, err := chart.NewApplier(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestManifestsApply applies every scenario's rendering to the real API
+// server with strict field validation; the Prometheus Operator's kinds,
+// which it does not serve, are decoded strictly instead (TestLintAndTemplate).
+func TestManifestsApply(t *testing.T) {
+	env := sharedEnv(t)
+	a := applier(t, env)
+	for i, sc := range scenarios(t) {
+		t.Run(sc.name, func(t *testing.T) {
+			opts := sc.opts
+			opts.Namespace = fmt.Sprintf("rvsync-apply-%d", i)
+			opts.Release = fmt.Sprintf("apply%d", i)
+			core, _ := render(t, opts).Split()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := a.Apply(ctx, core); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// impersonating returns an admin config acting as the chart's ServiceAccount.
+func impersonating(env *testenv.Env, namespace, sa string) *rest.Config {
+	c := rest.CopyConfig(env.Config)
+	c.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + sa}
+	return c
+}
+
+// runExporter runs the exporter in-process with cfg until stop is called or
+// the test ends, and returns its /metrics URL.
+func runExporter(t *testing.T, cfg exporter.Config, client *rest.Config) (url string, stop func()) {
+	t.Helper()
+	cfg.ListenAddress = "127.0.0.1:0"
+	cfg.ProbeInterval.Duration = time.Second
+	e, err := exporter.New(exporter.Options{Config: cfg, InformerConfig: client, Logger: testr.New(t)})
+	if err != nil {
+		t.Fatalf("exporter.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("exporter.Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return "http://" + e.Addr() + "/metrics", stop
+}
+
+func waitMetric(t *testing.T, url, msg string, cond func(testenv.Metrics) bool) {
+	t.Helper()
+	testenv.WaitFor(t, 2*time.Minute, msg, func() (bool, error) {
+		m, err := testenv.Scrape(url)
+		if err != nil {
+			return false, err
+		}
+		return cond(m), nil
+	})
+}
+
+func synced(name string) func(testenv.Metrics) bool {
+	return func(m testenv.Metrics) bool {
+		v, _ := m.Value(catalog.InformerSynced.Name, map[string]string{catalog.LabelResource: name})
+		return v == 1
+	}
+}
+
+// TestRBACSufficiency runs the exporter as the chart's ServiceAccount, with
+// the chart's RBAC and config applied to a real API server: every configured
+// resource syncs and the canary's ConfigMap operations are allowed in the
+// release namespace only. Without one resource's rule that resource reports
+// forbidden while the others keep syncing.
+func TestRBACSufficiency(t *testing.T) {
+	env := sharedEnv(t)
+	a := applier(t, env)
+	const ns, release = "rvsync-rbac", "rbac"
+	watched := []string{"configmaps", "namespaces", "pods", "deployments.apps", "leases.coordination.k8s.io", "endpointslices.discovery.k8s.io"}
+	m := render(t, chart.Options{Release: release, Namespace: ns, Values: map[string]any{"resources": watched}})
+	core, _ := m.Split()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := a.Apply(ctx, core); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := exporterConfig(t, m)
+	sa := into[corev1.ServiceAccount](t, m, "ServiceAccount")
+	asSA := impersonating(env, ns, sa.Name)
+
+	t.Run("every resource syncs", func(t *testing.T) {
+		url, stop := runExporter(t, cfg, asSA)
+		defer stop()
+		for _, r := range watched {
+			waitMetric(t, url, r+" synced as the chart's ServiceAccount", synced(r))
+		}
+	})
+
+	t.Run("canary ConfigMaps in the release namespace only", func(t *testing.T) {
+		client, err := kubernetes.NewForConfig(asSA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cms := client.CoreV1().ConfigMaps(ns)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "rvsync-canary-test"}, Data: map[string]string{"beat": "1"}}
+		created, err := cms.Create(ctx, cm, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create canary: %v", err)
+		}
+		created.Data["beat"] = "2"
+		if _, err := cms.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("update canary: %v", err)
+		}
+		if _, err := cms.Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("get canary: %v", err)
+		}
+		if err := cms.Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("delete canary: %v", err)
+		}
+		_, err = client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("creating a ConfigMap outside the release namespace: want forbidden, got %v", err)
+		}
+		_, err = client.CoreV1().Secrets(ns).Get(ctx, "any", metav1.GetOptions{})
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("getting a Secret: want forbidden, got %v", err)
+		}
+	})
+
+	t.Run("a missing rule is reported as forbidden", func(t *testing.T) {
+		const removed = "deployments.apps"
+		cr, err := m.One("ClusterRole")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr = cr.DeepCopy()
+		withoutResource(t, cr.Object, removed)
+		if err := a.Apply(ctx, chart.Manifests{cr}); err != nil {
+			t.Fatal(err)
+		}
+		url, stop := runExporter(t, cfg, asSA)
+		defer stop()
+		waitMetric(t, url, removed+" reports forbidden", func(m testenv.Metrics) bool {
+			return m.Sum(catalog.ProbeErrors.Name, map[string]string{
+				catalog.LabelResource: removed, catalog.LabelProbe: catalog.ProbeSync, catalog.LabelReason: catalog.ReasonForbidden,
+			}) > 0
+		})
+		for _, r := range watched {
+			if r != removed {
+				waitMetric(t, url, r+" still synced", synced(r))
+			}
+		}
+		final, err := testenv.Scrape(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := final.Value(catalog.InformerSynced.Name, map[string]string{catalog.LabelResource: removed}); v != 0 {
+			t.Errorf("%s synced without list/watch permission", removed)
+		}
+	})
+}
+
+// withoutResource removes a plural.group from the rules of a rendered
+// ClusterRole, dropping a rule left without resources.
+func withoutResource(t *testing.T, cr map[string]any, name string) {
+	t.Helper()
+	plural, group := exporter.SplitName(name)
+	rules, _ := cr["rules"].([]any)
+	var kept []any
+	found := false
+	for _, r := range rules {
+		rule := r.(map[string]any)
+		groups, _ := rule["apiGroups"].([]any)
+		resources, _ := rule["resources"].([]any)
+		if slices.Contains(groups, any(group)) && slices.Contains(resources, any(plural)) {
+			found = true
+			resources = slices.DeleteFunc(slices.Clone(resources), func(v any) bool { return v == plural })
+			if len(resources) == 0 {
+				continue
+			}
+			rule["resources"] = resources
+		}
+		kept = append(kept, rule)
+	}
+	if !found {
+		t.Fatalf("ClusterRole has no rule for %s", name)
+	}
+	cr["rules"] = kept
+}
+
+// TestPodSecurityRestricted creates the chart's pod in a namespace that
+// enforces the "restricted" Pod Security Standard: it is admitted. A copy
+// that allows privilege escalation is refused, so the check is live.
+func TestPodSecurityRestricted(t *testing.T) {
+	env := sharedEnv(t)
+	a := applier(t, env)
+	const ns = "rvsync-restricted"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := a.EnsureNamespace(ctx, ns, map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m := render(t, chart.Options{Release: "psa", Namespace: ns})
+	core, _ := m.Split()
+	if err := a.Apply(ctx, core); err != nil {
+		t.Fatal(err)
+	}
+	d := into[appsv1.Deployment](t, m, "Deployment")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "exporter", Namespace: ns, Labels: d.Spec.Template.Labels},
+		Spec:       d.Spec.Template.Spec,
+	}
+	pods := env.Client.CoreV1().Pods(ns)
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the chart's pod is not admitted under the restricted Pod Security Standard: %v", err)
+	}
+	bad := pod.DeepCopy()
+	bad.Name = "escalating"
+	escalate := true
+	bad.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = &escalate
+	_, err := pods.Create(ctx, bad, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PodSecurity") {
+		t.Fatalf("a pod allowing privilege escalation: want a PodSecurity rejection, got %v", err)
+	}
+}
+
