@@ -292,4 +292,3 @@ func TestPodSecurityRestricted(t *testing.T) {
 		t.Fatalf("a pod allowing privilege escalation: want a PodSecurity rejection, got %v", err)
 	}
 }
-
