@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,31 +24,13 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
-// The control plane is shared by the tests that need one; it starts on
-// first use and stops after the last test.
-var (
-	sharedOnce sync.Once
-	shared     *testenv.Env
-	sharedErr  error
-)
-
-func sharedEnv(t *testing.T) *testenv.Env {
-	t.Helper()
-	sharedOnce.Do(func() { shared, sharedErr = testenv.Start(testenv.Options{}) })
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
-	}
-	return shared
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared != nil {
-		if err := shared.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop control plane:", err)
-		}
-	}
-	os.Exit(code)
+// TestControlPlane runs the tests that need a real API server on one
+// control plane.
+func TestControlPlane(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	t.Run("ManifestsApply", func(t *testing.T) { testManifestsApply(t, env) })
+	t.Run("RBACSufficiency", func(t *testing.T) { testRBACSufficiency(t, env) })
+	t.Run("PodSecurityRestricted", func(t *testing.T) { testPodSecurityRestricted(t, env) })
 }
 
 func applier(t *testing.T, env *testenv.Env) *chart.Applier {
@@ -61,11 +42,10 @@ func applier(t *testing.T, env *testenv.Env) *chart.Applier {
 	return a
 }
 
-// TestManifestsApply applies every scenario's rendering to the real API
+// testManifestsApply applies every scenario's rendering to the real API
 // server with strict field validation; the Prometheus Operator's kinds,
 // which it does not serve, are decoded strictly instead (TestLintAndTemplate).
-func TestManifestsApply(t *testing.T) {
-	env := sharedEnv(t)
+func testManifestsApply(t *testing.T, env *testenv.Env) {
 	a := applier(t, env)
 	for i, sc := range scenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
@@ -133,13 +113,12 @@ func synced(name string) func(testenv.Metrics) bool {
 	}
 }
 
-// TestRBACSufficiency runs the exporter as the chart's ServiceAccount, with
+// testRBACSufficiency runs the exporter as the chart's ServiceAccount, with
 // the chart's RBAC and config applied to a real API server: every configured
 // resource syncs and the canary's ConfigMap operations are allowed in the
 // release namespace only. Without one resource's rule that resource reports
 // forbidden while the others keep syncing.
-func TestRBACSufficiency(t *testing.T) {
-	env := sharedEnv(t)
+func testRBACSufficiency(t *testing.T, env *testenv.Env) {
 	a := applier(t, env)
 	const ns, release = "rvsync-rbac", "rbac"
 	watched := []string{"configmaps", "namespaces", "pods", "deployments.apps", "leases.coordination.k8s.io", "endpointslices.discovery.k8s.io"}
@@ -254,11 +233,10 @@ func withoutResource(t *testing.T, cr map[string]any, name string) {
 	cr["rules"] = kept
 }
 
-// TestPodSecurityRestricted creates the chart's pod in a namespace that
+// testPodSecurityRestricted creates the chart's pod in a namespace that
 // enforces the "restricted" Pod Security Standard: it is admitted. A copy
 // that allows privilege escalation is refused, so the check is live.
-func TestPodSecurityRestricted(t *testing.T) {
-	env := sharedEnv(t)
+func testPodSecurityRestricted(t *testing.T, env *testenv.Env) {
 	a := applier(t, env)
 	const ns = "rvsync-restricted"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

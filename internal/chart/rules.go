@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -66,4 +67,33 @@ func NormalRules(content []byte) (string, error) {
 		return "", err
 	}
 	return b.String(), enc.Close()
+}
+
+// RulesKey is the rules ConfigMap's key holding the rule file.
+const RulesKey = "rvsync-slo.rules.yaml"
+
+// RuleFiles returns the rule files of a rendering by where they ship: the
+// PrometheusRule's groups ("PrometheusRule") and each ConfigMap holding
+// RulesKey ("ConfigMap <name>").
+func (m Manifests) RuleFiles() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(m.OfKind(monv1.PrometheusRuleKind)) > 0 {
+		pr, err := m.PrometheusRule()
+		if err != nil {
+			return nil, err
+		}
+		if out[monv1.PrometheusRuleKind], err = RuleFile(pr); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range m.OfKind("ConfigMap") {
+		var cm corev1.ConfigMap
+		if err := Into(u, &cm); err != nil {
+			return nil, err
+		}
+		if f, ok := cm.Data[RulesKey]; ok {
+			out["ConfigMap "+cm.Name] = []byte(f)
+		}
+	}
+	return out, nil
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/rvsync-slo/rvsync-slo/alerts"
 	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
@@ -112,16 +110,14 @@ func TestRulesFollowValues(t *testing.T) {
 			opts := tt.opts
 			opts.Values = merge(opts.Values, map[string]any{"rulesConfigMap": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true}})
 			m := render(t, opts)
-			pr, err := m.PrometheusRule()
+			files, err := m.RuleFiles()
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromCR, err := chart.RuleFile(pr)
-			if err != nil {
-				t.Fatal(err)
+			if len(files) != 2 {
+				t.Fatalf("want the rules in a PrometheusRule and a ConfigMap, have %d files", len(files))
 			}
-			cm := into[corev1.ConfigMap](t, onlyRules(m), "ConfigMap")
-			for name, got := range map[string][]byte{"PrometheusRule": fromCR, "rules ConfigMap": []byte(cm.Data["rvsync-slo.rules.yaml"])} {
+			for name, got := range files {
 				gotNorm, err := chart.NormalRules(got)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -142,17 +138,6 @@ func merge(a, b map[string]any) map[string]any {
 	}
 	for k, v := range b {
 		out[k] = v
-	}
-	return out
-}
-
-// onlyRules keeps the rules ConfigMap of a rendering.
-func onlyRules(m chart.Manifests) chart.Manifests {
-	var out chart.Manifests
-	for _, u := range m.OfKind("ConfigMap") {
-		if strings.HasSuffix(u.GetName(), "-rules") {
-			out = append(out, u)
-		}
 	}
 	return out
 }

@@ -155,37 +155,20 @@ func TestLintAndTemplate(t *testing.T) {
 // with promtool.
 func checkRules(t *testing.T, m chart.Manifests) {
 	t.Helper()
-	var files [][]byte
-	if len(m.OfKind(monv1.PrometheusRuleKind)) > 0 {
-		pr, err := m.PrometheusRule()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := chart.RuleFile(pr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, b)
-	}
-	for _, u := range m.OfKind("ConfigMap") {
-		if strings.HasSuffix(u.GetName(), "-rules") {
-			var cm corev1.ConfigMap
-			if err := chart.Into(u, &cm); err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, []byte(cm.Data["rvsync-slo.rules.yaml"]))
-		}
+	files, err := m.RuleFiles()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(files) == 0 {
 		t.Fatal("neither a PrometheusRule nor a rules ConfigMap rendered")
 	}
-	for _, f := range files {
+	for where, f := range files {
 		groups, err := chart.ParseRules(f)
 		if err != nil {
-			t.Fatalf("rules do not load: %v", err)
+			t.Fatalf("%s: rules do not load: %v", where, err)
 		}
 		if len(groups.Groups) == 0 {
-			t.Fatal("no rule groups")
+			t.Fatalf("%s: no rule groups", where)
 		}
 		promtoolCheck(t, f)
 	}
