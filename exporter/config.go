@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -24,9 +26,11 @@ var DefaultResources = []string{
 
 // Defaults of the settings that have one.
 const (
-	DefaultListenAddress = ":8080"
-	DefaultProbeInterval = 5 * time.Second
-	DefaultMaxResources  = 200
+	DefaultListenAddress  = ":8080"
+	DefaultProbeInterval  = 5 * time.Second
+	DefaultMaxResources   = 200
+	DefaultCanaryInterval = 10 * time.Second
+	DefaultCanaryDeadline = 60 * time.Second
 )
 
 // Duration is a time.Duration that reads and writes as a Go duration
@@ -59,7 +63,48 @@ type ResourceConfig struct {
 	// one head probe. Empty: the cluster's main etcd. Set it for a resource
 	// on its own etcd (--etcd-servers-overrides) or an extension API server.
 	Space string `json:"space,omitempty"`
+	// Convergence tracks metadata.generation against the observed
+	// generation. Default: on for DefaultConvergenceResources, off otherwise.
+	Convergence *bool `json:"convergence,omitempty"`
+	// ObservedGenerationPath is where the observed generation lives;
+	// default status.observedGeneration.
+	ObservedGenerationPath string `json:"observedGenerationPath,omitempty"`
 }
+
+// TracksConvergence reports whether the resource tracks generation convergence.
+func (r ResourceConfig) TracksConvergence() bool {
+	if r.Convergence != nil {
+		return *r.Convergence
+	}
+	return slices.Contains(DefaultConvergenceResources, r.Name)
+}
+
+// DefaultConvergenceResources track generation convergence unless told not to.
+var DefaultConvergenceResources = []string{"deployments.apps", "statefulsets.apps", "daemonsets.apps"}
+
+// CanaryConfig configures the canary writer.
+type CanaryConfig struct {
+	// Enabled turns the canary on (default true). It needs create, get,
+	// update/patch and delete on the canary objects in Namespace.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Interval between heartbeat writes (default 10s).
+	Interval Duration `json:"interval,omitzero"`
+	// Deadline after which an undelivered write counts as lost (default 60s).
+	Deadline Duration `json:"deadline,omitzero"`
+	// Namespace of the canary objects; default the exporter's own namespace
+	// ($POD_NAMESPACE, else the service account's, else "default").
+	Namespace string `json:"namespace,omitempty"`
+	// Name of the canary objects; default rvsync-canary-<pod name>, unique
+	// per replica so replicas never fight over one object.
+	Name string `json:"name,omitempty"`
+	// Resources are the canary object resources: configmaps (default),
+	// leases.coordination.k8s.io, or a namespaced custom resource. Each is
+	// also watched like any other resource.
+	Resources []string `json:"resources,omitempty"`
+}
+
+// On reports whether the canary runs.
+func (c CanaryConfig) On() bool { return c.Enabled == nil || *c.Enabled }
 
 // UnmarshalJSON accepts a bare name or an object.
 func (r *ResourceConfig) UnmarshalJSON(b []byte) error {
@@ -98,6 +143,8 @@ type Config struct {
 	// MaxResources refuses configurations watching more resources (label
 	// cardinality guard).
 	MaxResources int `json:"maxResources,omitempty"`
+	// Canary configures the heartbeat writer.
+	Canary CanaryConfig `json:"canary,omitzero"`
 }
 
 // Defaults fills every unset field.
@@ -119,6 +166,68 @@ func (c *Config) Defaults() {
 			c.Resources = append(c.Resources, ResourceConfig{Name: n})
 		}
 	}
+	c.Canary.defaults()
+	if c.Canary.On() {
+		// Canary objects are watched through the same instrumented path.
+		for _, n := range c.Canary.Resources {
+			if !slices.ContainsFunc(c.Resources, func(r ResourceConfig) bool { return r.Name == n }) {
+				c.Resources = append(c.Resources, ResourceConfig{Name: n})
+			}
+		}
+	}
+}
+
+func (c *CanaryConfig) defaults() {
+	if c.Interval.Duration == 0 {
+		c.Interval.Duration = DefaultCanaryInterval
+	}
+	if c.Deadline.Duration == 0 {
+		c.Deadline.Duration = DefaultCanaryDeadline
+	}
+	if len(c.Resources) == 0 {
+		c.Resources = []string{"configmaps"}
+	}
+	if c.Namespace == "" {
+		c.Namespace = ownNamespace()
+	}
+	if c.Name == "" {
+		c.Name = "rvsync-canary-" + podName()
+	}
+}
+
+// ownNamespace is the exporter's namespace: $POD_NAMESPACE (the chart sets
+// it from the downward API), else the service account's, else "default".
+func ownNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(b) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	return "default"
+}
+
+// podName is $POD_NAME, else the host name, as a DNS label.
+func podName() string {
+	n := os.Getenv("POD_NAME")
+	if n == "" {
+		n, _ = os.Hostname()
+	}
+	n = strings.ToLower(n)
+	n = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+			return r
+		}
+		return '-'
+	}, n)
+	n = strings.Trim(n, "-")
+	if len(n) > 40 {
+		n = n[:40]
+	}
+	if n == "" {
+		n = "exporter"
+	}
+	return n
 }
 
 // Validate checks a defaulted config and names the first offending field.
@@ -138,6 +247,22 @@ func (c *Config) Validate() error {
 	if len(c.Resources) > c.MaxResources {
 		errs = append(errs, fmt.Errorf("resources: %d configured, more than maxResources=%d (raise maxResources if the label cardinality is intended)", len(c.Resources), c.MaxResources))
 	}
+	if c.Canary.On() {
+		if c.Canary.Interval.Duration < 100*time.Millisecond {
+			errs = append(errs, fmt.Errorf("canary.interval %v: must be at least 100ms", c.Canary.Interval.Duration))
+		}
+		if c.Canary.Deadline.Duration <= c.Canary.Interval.Duration {
+			errs = append(errs, fmt.Errorf("canary.deadline %v: must be longer than canary.interval %v", c.Canary.Deadline.Duration, c.Canary.Interval.Duration))
+		}
+		for i, n := range c.Canary.Resources {
+			if err := validResourceName(n); err != nil {
+				errs = append(errs, fmt.Errorf("canary.resources[%d]: %w", i, err))
+			}
+		}
+		if bad := validation.IsDNS1123Subdomain(c.Canary.Name); len(bad) > 0 {
+			errs = append(errs, fmt.Errorf("canary.name %q: %s", c.Canary.Name, bad[0]))
+		}
+	}
 	seen := map[string]bool{}
 	for i, r := range c.Resources {
 		if err := validResourceName(r.Name); err != nil {
@@ -148,6 +273,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("resources[%d]: %q listed twice", i, r.Name))
 		}
 		seen[r.Name] = true
+		if r.ObservedGenerationPath != "" && (strings.HasPrefix(r.ObservedGenerationPath, ".") || strings.HasSuffix(r.ObservedGenerationPath, ".") || strings.Contains(r.ObservedGenerationPath, "..")) {
+			errs = append(errs, fmt.Errorf("resources[%d].observedGenerationPath %q: want dot-separated fields, e.g. status.observedGeneration", i, r.ObservedGenerationPath))
+		}
 	}
 	if len(errs) > 0 {
 		return errs[0]

@@ -20,7 +20,10 @@ func TestConfigValidate(t *testing.T) {
 		{"wildcard", func(c *Config) { c.Resources = []ResourceConfig{{Name: "*"}} }, "no wildcards"},
 		{"kind not plural", func(c *Config) { c.Resources = []ResourceConfig{{Name: "Deployment"}} }, "lower-case plural.group"},
 		{"duplicate", func(c *Config) { c.Resources = []ResourceConfig{{Name: "pods"}, {Name: "pods"}} }, `resources[1]: "pods" listed twice`},
-		{"too many", func(c *Config) { c.MaxResources = 2; c.Resources = []ResourceConfig{{Name: "a"}, {Name: "b"}, {Name: "c"}} }, "more than maxResources=2"},
+		{"too many", func(c *Config) {
+			c.MaxResources = 2
+			c.Resources = []ResourceConfig{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+		}, "more than maxResources=2"},
 		{"negative max", func(c *Config) { c.MaxResources = -1 }, "maxResources -1: must be positive"},
 		{"tiny interval", func(c *Config) { c.ProbeInterval.Duration = time.Millisecond }, "probeInterval 1ms: must be at least 100ms"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, `logLevel "loud"`},

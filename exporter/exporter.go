@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,8 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
@@ -106,19 +109,37 @@ func (e *Exporter) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	informerClient, err := metadata.NewForConfig(tuned(e.opts.InformerConfig))
+	clients, err := newClients(e.opts.InformerConfig, e.opts.ProbeConfig)
 	if err != nil {
-		return &ConfigError{fmt.Errorf("informer client: %w", err)}
+		return &ConfigError{err}
 	}
-	probeClient, err := metadata.NewForConfig(OwnConnection(e.opts.ProbeConfig))
+	byName := map[string]Resolved{}
+	for _, r := range resolved {
+		byName[r.Name] = r
+	}
+	canaries, err := e.canaries(clients.canary, byName)
 	if err != nil {
-		return &ConfigError{fmt.Errorf("probe client: %w", err)}
+		return err
 	}
 	for _, r := range resolved {
 		tr := e.monitor.Track(r.Name, r.Space)
-		inf := e.monitor.NewMetadataInformer(informerClient, r.GVR, tr)
-		e.monitor.AddHeadSource(r.Space, r.Name, probe.MetadataHead(probeClient, r.GVR))
+		var inf cache.SharedIndexInformer
+		if r.TracksConvergence() {
+			inf = e.monitor.NewConvergenceInformer(clients.dynamic, r.GVR, tr, r.ObservedGenerationPath)
+		} else {
+			inf = e.monitor.NewMetadataInformer(clients.metadata, r.GVR, tr)
+		}
+		e.monitor.AddHeadSource(r.Space, r.Name, probe.MetadataHead(clients.probe, r.GVR))
 		go inf.RunWithContext(ctx)
+	}
+	canaryCtx, stopCanaries := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { // canaries delete their objects on the way out
+		stopCanaries()
+		wg.Wait()
+	}()
+	for _, c := range canaries {
+		wg.Go(func() { c.Run(canaryCtx) })
 	}
 	e.ready.Store(true)
 	log.Info("watching", "resources", len(resolved))
@@ -133,6 +154,30 @@ func (e *Exporter) Run(ctx context.Context) error {
 	case err := <-probeErr:
 		return err
 	}
+}
+
+// canaries builds one canary per configured canary resource.
+func (e *Exporter) canaries(client dynamic.Interface, byName map[string]Resolved) ([]*probe.Canary, error) {
+	cc := e.opts.Config.Canary
+	if !cc.On() {
+		return nil, nil
+	}
+	var out []*probe.Canary
+	for _, n := range cc.Resources {
+		r := byName[n]
+		if !r.Namespaced {
+			return nil, &ConfigError{fmt.Errorf("canary.resources: %s is cluster-scoped; a canary object must be namespaced", n)}
+		}
+		c, err := e.monitor.NewCanary(client, e.monitor.Track(n, r.Space), probe.CanaryOptions{
+			GVR: r.GVR, APIVersion: r.GVR.GroupVersion().String(), Kind: r.Kind,
+			Namespace: cc.Namespace, Name: cc.Name, Interval: cc.Interval.Duration, Deadline: cc.Deadline.Duration,
+		})
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // resolve retries discovery until it answers, then maps the configured names.
@@ -157,6 +202,33 @@ func (e *Exporter) resolve(ctx context.Context) ([]Resolved, error) {
 		return false, nil
 	})
 	return resolved, err
+}
+
+// clients are the API clients of one exporter: the informers share one
+// connection; the head probe and the canary each get their own.
+type clients struct {
+	metadata metadata.Interface
+	dynamic  dynamic.Interface
+	probe    metadata.Interface
+	canary   dynamic.Interface
+}
+
+func newClients(informer, probe *rest.Config) (*clients, error) {
+	var c clients
+	var err error
+	if c.metadata, err = metadata.NewForConfig(tuned(informer)); err != nil {
+		return nil, fmt.Errorf("informer client: %w", err)
+	}
+	if c.dynamic, err = dynamic.NewForConfig(tuned(informer)); err != nil {
+		return nil, fmt.Errorf("informer client: %w", err)
+	}
+	if c.probe, err = metadata.NewForConfig(OwnConnection(probe)); err != nil {
+		return nil, fmt.Errorf("probe client: %w", err)
+	}
+	if c.canary, err = dynamic.NewForConfig(OwnConnection(probe)); err != nil {
+		return nil, fmt.Errorf("canary client: %w", err)
+	}
+	return &c, nil
 }
 
 // tuned raises client-side rate limits so that starting many informers at

@@ -15,6 +15,7 @@ import (
 type Resolved struct {
 	ResourceConfig
 	GVR        schema.GroupVersionResource
+	Kind       string
 	Namespaced bool
 }
 
@@ -52,6 +53,7 @@ func Resolve(dc discovery.DiscoveryInterface, resources []ResourceConfig) ([]Res
 	type entry struct {
 		gvr        schema.GroupVersionResource
 		namespaced bool
+		kind       string
 		verbs      metav1.Verbs
 	}
 	served := map[string]entry{}
@@ -64,7 +66,7 @@ func Resolve(dc discovery.DiscoveryInterface, resources []ResourceConfig) ([]Res
 			if strings.Contains(r.Name, "/") {
 				continue // subresource
 			}
-			served[NameOf(schema.GroupResource{Group: gv.Group, Resource: r.Name})] = entry{gv.WithResource(r.Name), r.Namespaced, r.Verbs}
+			served[NameOf(schema.GroupResource{Group: gv.Group, Resource: r.Name})] = entry{gv.WithResource(r.Name), r.Namespaced, r.Kind, r.Verbs}
 		}
 	}
 	var out []Resolved
@@ -84,7 +86,7 @@ func Resolve(dc discovery.DiscoveryInterface, resources []ResourceConfig) ([]Res
 			problems = append(problems, fmt.Sprintf("%s: does not support list and watch", rc.Name))
 			continue
 		}
-		out = append(out, Resolved{ResourceConfig: rc, GVR: e.gvr, Namespaced: e.namespaced})
+		out = append(out, Resolved{ResourceConfig: rc, GVR: e.gvr, Kind: e.kind, Namespaced: e.namespaced})
 	}
 	if len(problems) > 0 {
 		return out, &UnknownResourceError{Problems: problems}

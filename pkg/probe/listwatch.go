@@ -146,13 +146,13 @@ func (w *instrumentedWatch) observe(ev watch.Event) {
 			}
 			return
 		}
-		t.observeEvent(obj.GetResourceVersion(), t.clock.Now(), false)
+		t.observeEvent(obj, t.clock.Now(), false)
 	case watch.Added, watch.Modified, watch.Deleted:
 		if w.initial {
 			return // part of the initial state, not a delivery
 		}
 		if obj, ok := ev.Object.(metav1.Object); ok {
-			t.observeEvent(obj.GetResourceVersion(), t.clock.Now(), true)
+			t.observeEvent(obj, t.clock.Now(), true)
 		}
 	}
 }

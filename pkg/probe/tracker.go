@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
@@ -30,17 +31,19 @@ type Tracker struct {
 	objects atomic.Int64
 	synced  func() bool // the informer's HasSynced, when known
 
-	mu         sync.Mutex
-	informerRV uint64 // 0: unknown
-	opaque     bool   // an RV that is not an integer was seen
-	fresh      time.Time
-	lag        uint64
-	lagKnown   bool
-	prevRV     uint64 // informer RV at the previous probe, to spot "ahead of head"
-	listed     bool   // the initial list was started (and counted)
-	expired    bool   // the latest failure was a 410: the next list is an "expired" relist
-	listStart  time.Time
+	mu          sync.Mutex
+	informerRV  uint64 // 0: unknown
+	opaque      bool   // an RV that is not an integer was seen
+	fresh       time.Time
+	lag         uint64
+	lagKnown    bool
+	prevRV      uint64 // informer RV at the previous probe, to spot "ahead of head"
+	listed      bool   // the initial list was started (and counted)
+	expired     bool   // the latest failure was a 410: the next list is an "expired" relist
+	listStart   time.Time
 	listIsRVAny bool // the list in progress may be served from a cache (RV != "")
+	canary      *canaryState
+	converge    *convergence
 }
 
 const (
@@ -75,9 +78,10 @@ func newTracker(name string, clk clock.PassiveClock, space *Space, m *collector.
 // Name returns the resource's label value (`plural.group`).
 func (t *Tracker) Name() string { return t.name }
 
-// observeEvent records a watch event carrying rv, delivered now.
-func (t *Tracker) observeEvent(rvs string, now time.Time, isEvent bool) {
-	rv, ok := ParseRV(rvs)
+// observeEvent records a watch event (or, with isEvent false, a bookmark)
+// for obj, delivered now.
+func (t *Tracker) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
+	rv, ok := ParseRV(obj.GetResourceVersion())
 	if !ok {
 		t.markOpaque()
 		return
@@ -87,9 +91,15 @@ func (t *Tracker) observeEvent(rvs string, now time.Time, isEvent bool) {
 		t.informerRV = rv
 		t.refreshFreshLocked()
 	}
+	canary := t.canary
 	t.mu.Unlock()
 	if !isEvent {
 		return
+	}
+	if canary != nil && obj.GetName() == canary.name && obj.GetNamespace() == canary.namespace {
+		if sent, ok := canary.delivered(rv, now); ok {
+			t.confirmFresh(sent)
+		}
 	}
 	// The first probe that saw the head at or past rv bounds the commit time
 	// from above, so now minus that probe's time is a lower bound of the lag.
@@ -105,6 +115,16 @@ func (t *Tracker) observeEvent(rvs string, now time.Time, isEvent bool) {
 // whose head the informer RV covers. t.mu must be held.
 func (t *Tracker) refreshFreshLocked() {
 	if at, ok := t.space.timeline.FreshAt(t.informerRV); ok && at.After(t.fresh) {
+		t.fresh = at
+	}
+}
+
+// confirmFresh records that the cache provably held everything committed
+// before at: a canary written at that time was delivered.
+func (t *Tracker) confirmFresh(at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if at.After(t.fresh) {
 		t.fresh = at
 	}
 }
@@ -178,8 +198,8 @@ func (t *Tracker) endList(kind int, rvs string, now time.Time) {
 		return
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.opaque {
+		t.mu.Unlock()
 		return
 	}
 	if rv < t.informerRV {
@@ -192,6 +212,15 @@ func (t *Tracker) endList(kind int, rvs string, now time.Time) {
 		t.fresh = start
 	}
 	t.refreshFreshLocked()
+	canary := t.canary
+	t.mu.Unlock()
+	// A list at rv holds the canary object as of rv: every canary write up
+	// to rv reached the cache, if not as its own event.
+	if canary != nil {
+		if sent, ok := canary.delivered(rv, now); ok {
+			t.confirmFresh(sent)
+		}
+	}
 }
 
 // failList records a List page or watch-list that failed.
@@ -227,6 +256,12 @@ func (t *Tracker) Snapshot(now time.Time) collector.Snapshot {
 	head, _, headOK := t.space.timeline.Latest()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.canary != nil {
+		s.CanaryLastDelivered = t.canary.lastDeliveredUnix()
+	}
+	if t.converge != nil {
+		s.Convergence = t.converge.snapshot(now)
+	}
 	if t.opaque {
 		return s
 	}

@@ -1,0 +1,237 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/clock"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+)
+
+// HeartbeatAnnotation is the annotation a canary write sets on its object.
+// Writing metadata works for any resource kind: ConfigMap, Lease or a
+// custom resource.
+const HeartbeatAnnotation = "rvsync.io/heartbeat"
+
+// CanaryOptions configure one canary writer.
+type CanaryOptions struct {
+	// GVR, Kind and APIVersion of the canary object; default a ConfigMap.
+	GVR        schema.GroupVersionResource
+	APIVersion string
+	Kind       string
+	// Namespace and Name of the object. Name must be unique per exporter
+	// replica (the chart uses the pod name) so replicas never fight over one.
+	Namespace, Name string
+	// Interval between writes (default 10s) and Deadline after which an
+	// undelivered write counts as lost (default 60s).
+	Interval, Deadline time.Duration
+}
+
+func (o *CanaryOptions) defaults() {
+	if o.GVR.Resource == "" {
+		o.GVR, o.APIVersion, o.Kind = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "v1", "ConfigMap"
+	}
+	if o.Interval <= 0 {
+		o.Interval = 10 * time.Second
+	}
+	if o.Deadline <= 0 {
+		o.Deadline = 60 * time.Second
+	}
+}
+
+// canaryState matches canary writes with their delivery by the informer.
+// It lives in the tracker of the canary's resource and is consulted for
+// every event of that resource: one pointer check when there is no canary,
+// two string comparisons when there is.
+type canaryState struct {
+	namespace, name string
+	clock           clock.PassiveClock
+	latency         prometheus.Observer
+	lost            prometheus.Counter
+
+	mu            sync.Mutex
+	pending       []canaryWrite // in RV order
+	seenRV        uint64        // highest RV of the canary object delivered
+	seenAt        time.Time
+	lastDelivered time.Time
+}
+
+type canaryWrite struct {
+	rv   uint64
+	sent time.Time
+}
+
+// wrote registers a write that returned rv and was sent at sent. It returns
+// the send time if the informer had already delivered rv (the watch can beat
+// the write's response), so the caller can feed freshness.
+func (c *canaryState) wrote(rv uint64, sent time.Time) (delivered bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rv <= c.seenRV {
+		c.deliveredLocked(sent, c.seenAt)
+		return true
+	}
+	c.pending = append(c.pending, canaryWrite{rv: rv, sent: sent})
+	return false
+}
+
+// delivered records that the informer delivered the canary object at rv.
+// Every pending write at or below rv was delivered by then (watch order);
+// it returns the latest send time among them, or false if none.
+func (c *canaryState) delivered(rv uint64, now time.Time) (sent time.Time, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rv > c.seenRV {
+		c.seenRV, c.seenAt = rv, now
+	}
+	n := 0
+	for n < len(c.pending) && c.pending[n].rv <= rv {
+		sent = c.pending[n].sent
+		c.deliveredLocked(sent, now)
+		n++
+	}
+	c.pending = c.pending[n:]
+	return sent, n > 0
+}
+
+func (c *canaryState) deliveredLocked(sent, at time.Time) {
+	c.latency.Observe(max(0, at.Sub(sent).Seconds()))
+	if at.After(c.lastDelivered) {
+		c.lastDelivered = at
+	}
+}
+
+// expire counts and drops writes older than deadline.
+func (c *canaryState) expire(now time.Time, deadline time.Duration) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for n < len(c.pending) && now.Sub(c.pending[n].sent) > deadline {
+		n++
+	}
+	c.pending = c.pending[n:]
+	c.lost.Add(float64(n))
+	return n
+}
+
+func (c *canaryState) lastDeliveredUnix() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastDelivered.IsZero() {
+		return 0
+	}
+	return float64(c.lastDelivered.UnixNano()) / 1e9
+}
+
+// Canary writes a heartbeat object every interval and times how long the
+// informer of its resource takes to deliver each write's exact RV: the
+// active, exact freshness signal. Writes that fail are counted and logged,
+// never fatal.
+type Canary struct {
+	opts    CanaryOptions
+	client  dynamic.Interface
+	tracker *Tracker
+	state   *canaryState
+	writes  [2]prometheus.Counter // success, error
+	log     logr.Logger
+}
+
+// NewCanary attaches a canary to tracker, the tracker of the canary object's
+// resource, whose informer must watch the canary's namespace. client should
+// use its own connection, like the head probe's.
+func (m *Monitor) NewCanary(client dynamic.Interface, tracker *Tracker, opts CanaryOptions) (*Canary, error) {
+	opts.defaults()
+	if opts.Namespace == "" || opts.Name == "" {
+		return nil, fmt.Errorf("canary %s: namespace and name are required", tracker.name)
+	}
+	st := &canaryState{
+		namespace: opts.Namespace, name: opts.Name, clock: m.opts.Clock,
+		latency: m.metrics.WatchDeliveryLatency.WithLabelValues(tracker.name),
+		lost:    m.metrics.CanaryLost.WithLabelValues(tracker.name),
+	}
+	tracker.mu.Lock()
+	tracker.canary = st
+	tracker.mu.Unlock()
+	return &Canary{
+		opts: opts, client: client, tracker: tracker, state: st,
+		writes: [2]prometheus.Counter{
+			m.metrics.CanaryWrites.WithLabelValues(tracker.name, catalog.ResultSuccess),
+			m.metrics.CanaryWrites.WithLabelValues(tracker.name, catalog.ResultError),
+		},
+		log: m.opts.Logger.WithValues("canary", tracker.name, "namespace", opts.Namespace, "name", opts.Name),
+	}, nil
+}
+
+// Run writes until ctx ends, then deletes the canary object.
+func (c *Canary) Run(ctx context.Context) {
+	wait.JitterUntilWithContext(ctx, c.beat, c.opts.Interval, 0.1, true)
+	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := c.client.Resource(c.opts.GVR).Namespace(c.opts.Namespace).Delete(dctx, c.opts.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		c.log.Info("could not delete the canary object on shutdown", "err", err)
+	}
+}
+
+func (c *Canary) beat(ctx context.Context) {
+	now := c.tracker.clock.Now()
+	if n := c.state.expire(now, c.opts.Deadline); n > 0 {
+		c.log.Info("canary writes not delivered within the deadline", "lost", n, "deadline", c.opts.Deadline)
+	}
+	wctx, cancel := context.WithTimeout(ctx, min(c.opts.Interval, 10*time.Second))
+	defer cancel()
+	rvs, err := c.write(wctx, now)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		c.writes[1].Inc()
+		c.tracker.metrics.ProbeErrors.WithLabelValues(c.tracker.name, catalog.ProbeCanary, Reason(err)).Inc()
+		c.log.Info("canary write failed", "err", err)
+		return
+	}
+	c.writes[0].Inc()
+	rv, ok := ParseRV(rvs)
+	if !ok {
+		return // opaque RV: the tracker reports it
+	}
+	if c.state.wrote(rv, now) {
+		c.tracker.confirmFresh(now)
+	}
+}
+
+// write patches the heartbeat annotation, creating the object if needed, and
+// returns the RV of the write.
+func (c *Canary) write(ctx context.Context, now time.Time) (string, error) {
+	res := c.client.Resource(c.opts.GVR).Namespace(c.opts.Namespace)
+	stamp := strconv.FormatInt(now.UnixNano(), 10)
+	patch := []byte(`{"metadata":{"annotations":{"` + HeartbeatAnnotation + `":"` + stamp + `"}}}`)
+	obj, err := res.Patch(ctx, c.opts.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(c.opts.APIVersion)
+		u.SetKind(c.opts.Kind)
+		u.SetNamespace(c.opts.Namespace)
+		u.SetName(c.opts.Name)
+		u.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "rvsync-slo", "app.kubernetes.io/component": "canary"})
+		u.SetAnnotations(map[string]string{HeartbeatAnnotation: stamp})
+		obj, err = res.Create(ctx, u, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return "", err
+	}
+	return obj.GetResourceVersion(), nil
+}
