@@ -99,6 +99,10 @@ func parseFlags(args []string, stderr io.Writer) (exporter.Config, error) {
 		interval     = fs.Duration("probe-interval", exporter.DefaultProbeInterval, "period of the head-RV probe of each RV space (jittered by 10%)")
 		logLevel     = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		maxResources = fs.Int("max-resources", exporter.DefaultMaxResources, "refuse to watch more resources than this (bounds label cardinality)")
+		canary       = fs.Bool("canary", true, "write a heartbeat object every --canary-interval and time its delivery by the exporter's own informer")
+		canaryEvery  = fs.Duration("canary-interval", exporter.DefaultCanaryInterval, "period of canary writes")
+		canaryDead   = fs.Duration("canary-deadline", exporter.DefaultCanaryDeadline, "a canary write not delivered within this counts as lost")
+		canaryNS     = fs.String("canary-namespace", "", "namespace of the canary objects (default: the exporter's own namespace: $POD_NAMESPACE, else the service account's, else default)")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -135,6 +139,10 @@ func parseFlags(args []string, stderr io.Writer) (exporter.Config, error) {
 	override("probe-interval", func() { cfg.ProbeInterval.Duration = *interval })
 	override("log-level", func() { cfg.LogLevel = *logLevel })
 	override("max-resources", func() { cfg.MaxResources = *maxResources })
+	override("canary", func() { cfg.Canary.Enabled = canary })
+	override("canary-interval", func() { cfg.Canary.Interval.Duration = *canaryEvery })
+	override("canary-deadline", func() { cfg.Canary.Deadline.Duration = *canaryDead })
+	override("canary-namespace", func() { cfg.Canary.Namespace = *canaryNS })
 	cfg.Defaults()
 	return cfg, cfg.Validate()
 }

@@ -34,6 +34,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml")}, 2, "config file"},
 		{"bad config file", []string{"--config", badConfig}, 2, `invalid duration "never"`},
 		{"bad log level", []string{"--log-level", "chatty"}, 2, `logLevel "chatty"`},
+		{"canary deadline too short", []string{"--canary-interval", "10s", "--canary-deadline", "5s"}, 2, "canary.deadline 5s: must be longer than canary.interval 10s"},
 		{"kubeconfig without cluster", []string{"--kubeconfig", emptyKubeconfig}, 2, "--kubeconfig"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

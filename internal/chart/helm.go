@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,24 +24,7 @@ const EnvHelm = "RVSYNC_HELM"
 const Name = "rvsync-slo"
 
 // Helm returns the path of the helm binary.
-func Helm() (string, error) {
-	if p := os.Getenv(EnvHelm); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s=%s: %w (run make testbin)", EnvHelm, p, err)
-		}
-		return p, nil
-	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", "helm-*", "helm"))
-	if len(found) == 0 {
-		return "", fmt.Errorf("no bin/helm-*/helm and %s unset: run make testbin", EnvHelm)
-	}
-	slices.Sort(found)
-	return found[len(found)-1], nil
-}
+func Helm() (string, error) { return testenv.Binary(EnvHelm, "helm-*/helm") }
 
 // Dir returns the chart's directory.
 func Dir() (string, error) {

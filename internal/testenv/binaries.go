@@ -17,15 +17,17 @@ const (
 
 // Binaries returns the paths of kube-apiserver and etcd.
 func Binaries() (apiserver, etcd string, err error) {
-	apiserver, err = binary(EnvKubeAPIServer, "k8s-*/kube-apiserver")
+	apiserver, err = Binary(EnvKubeAPIServer, "k8s-*/kube-apiserver")
 	if err != nil {
 		return "", "", err
 	}
-	etcd, err = binary(EnvEtcd, "etcd-*/etcd")
+	etcd, err = Binary(EnvEtcd, "etcd-*/etcd")
 	return apiserver, etcd, err
 }
 
-func binary(env, pattern string) (string, error) {
+// Binary returns the path in environment variable env, or else the newest
+// match of pattern (e.g. "helm-*/helm") under the repository's bin/.
+func Binary(env, pattern string) (string, error) {
 	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("%s=%s: %w", env, p, err)

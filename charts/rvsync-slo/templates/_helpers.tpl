@@ -85,7 +85,8 @@ Name of a `resources` entry, which is a name or {name, space}.
 {{- end }}
 
 {{/*
-ClusterRole rules: list and watch on exactly the configured resources, one
+ClusterRole rules: list and watch on exactly the configured resources (plus
+configmaps when the canary is on), one
 rule per API group, without wildcards. Secrets need rbac.allowSecrets:
 listing them cannot be granted without their data.
 */}}
@@ -99,6 +100,10 @@ listing them cannot be granted without their data.
 {{- $parts := splitn "." 2 $name }}
 {{- $group := $parts._1 | default "" }}
 {{- $_ := set $byGroup $group (append (get $byGroup $group | default list) $parts._0) }}
+{{- end }}
+{{- if .Values.canary.enabled }}
+{{- /* the exporter watches its canary ConfigMaps through a cluster-wide informer, like every resource */}}
+{{- $_ := set $byGroup "" (append (get $byGroup "" | default list) "configmaps") }}
 {{- end }}
 {{- range $group := keys $byGroup | sortAlpha }}
 - apiGroups: [{{ $group | quote }}]
