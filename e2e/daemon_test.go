@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago, for programs that take a listen address but cannot report the port
+// they picked.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// logFile creates dir/name for a process's output.
+func logFile(t *testing.T, dir, name string) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
+// startDaemon runs the installed program name (a Debian package's binary)
+// until the test ends, with its output in logDir/name.log, and waits until
+// GET readyURL answers 200.
+func startDaemon(t *testing.T, name, logDir, readyURL string, args ...string) *testenv.Process {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is not installed (`make deps` installs the Debian packages prometheus and prometheus-alertmanager): %v", name, err)
+	}
+	p := &testenv.Process{Path: path, Args: args, Log: logFile(t, logDir, name+".log")}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Stop(30 * time.Second); err != nil {
+			t.Logf("stop %s: %v", name, err)
+		}
+	})
+	testenv.WaitFor(t, 2*time.Minute, name+" ready", func() (bool, error) {
+		if p.Exited() {
+			t.Fatalf("%s exited:\n%s", name, tail(filepath.Join(logDir, name+".log"), 30))
+		}
+		return httpOK(readyURL)
+	})
+	return p
+}
+
+// httpOK reports whether GET url answers 200.
+func httpOK(url string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return true, nil
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

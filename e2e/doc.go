@@ -1,0 +1,30 @@
+// Package e2e is the end-to-end suite: it proves the user's promise,
+// "receive Alertmanager pages when informer caches fall behind", with every
+// part real and on loopback.
+//
+// One control plane (etcd and kube-apiserver from bin/), a workload writing
+// ConfigMaps and converging Deployments, the exporter configured and
+// authorized as the Helm chart would (config and RBAC rendered from the
+// chart's values, running in-process as the chart's ServiceAccount, its
+// informers behind a fault proxy, its head probe and canary direct), a real
+// Prometheus (Debian package `prometheus`) scraping it every second with the
+// rule file of alerts.Render for a spec with scaled-down windows, and a real
+// Alertmanager (Debian package `prometheus-alertmanager`) notifying a
+// webhook receiver in the test, are shared by scenarios that run in order,
+// the destructive ones last:
+//
+//  1. healthy: no page;
+//  2. the informers' watch stalls in the proxy: RvsyncWatchStalled pages
+//     with resource, severity, summary and runbook_url, and resolves after
+//     the release;
+//  3. etcd is paused (SIGSTOP): a staleness page; after SIGCONT everything
+//     recovers in the same exporter;
+//  4. kube-apiserver restarts: relists are counted, no RV regression;
+//  5. etcd is restored from a snapshot taken in scenario 3: resource
+//     versions go backwards and RvsyncResourceVersionRegression fires;
+//  6. every panel query of the chart's dashboards returns data.
+//
+// `go test -short` skips the suite. On failure each scenario logs the
+// webhook's notifications, Prometheus's alerts, the exporter's rvsync
+// series and the tails of every process log.
+package e2e

@@ -1,0 +1,305 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/rvsync-slo/rvsync-slo/alerts"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// canaryResource is the resource of the chart's default canary and the
+// churned workload: its staleness is the one the scenarios watch.
+const canaryResource = "configmaps"
+
+// freshSeconds is the cache staleness under which a recovered informer
+// counts as fresh again (the cache-staleness SLO's threshold).
+const freshSeconds = catalog.DefaultStalenessThresholdSeconds
+
+// TestEndToEnd runs the scenarios in order on one stack; each later one
+// starts from the state the earlier ones leave, the destructive ones last.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the end-to-end suite takes minutes")
+	}
+	s := startStack(t)
+	t.Run("healthy_no_page", s.healthy)
+	t.Run("watch_stalled_pages_and_resolves", s.watchStalled)
+	t.Run("etcd_paused_pages_and_recovers", s.etcdPaused)
+	t.Run("apiserver_restart_relists_without_regression", s.apiServerRestart)
+	t.Run("etcd_restore_fires_rv_regression", s.etcdRestore)
+	t.Run("dashboard_panels_have_data", s.dashboardPanels)
+}
+
+// healthy: once every informer synced and Prometheus evaluates the rules,
+// a while of normal churn sends no page.
+func (s *stack) healthy(t *testing.T) {
+	s.scenario(t)
+	s.waitMetrics(t, 3*time.Minute, "every informer synced", s.allSynced)
+	s.prom.waitQuery(t, 2*time.Minute, fmt.Sprintf("count(%s == 1) == %d", catalog.InformerSynced.Name, len(s.resources)))
+	s.prom.waitQuery(t, 2*time.Minute, catalog.RuleObjective)
+	const hold = 45 * time.Second
+	t.Logf("holding a healthy state for %v", hold)
+	time.Sleep(hold) // the condition under test is that nothing happens
+	for _, a := range s.hook.received() {
+		if a.Status == "firing" && a.Labels["severity"] == alerts.SeverityPage {
+			t.Errorf("a page while healthy: %s", a)
+		}
+	}
+	as, err := s.prom.alerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range as {
+		if string(a.Labels["severity"]) == alerts.SeverityPage {
+			t.Errorf("a %s page alert while healthy: %s", a.State, a.Labels)
+		}
+	}
+}
+
+// watchStalled: the proxy holds every byte between the informers and the
+// API server while the probe and canary run direct: the cache goes stale,
+// RvsyncWatchStalled pages, and resolves after the release.
+func (s *stack) watchStalled(t *testing.T) {
+	s.scenario(t)
+	stalled := time.Now()
+	s.proxy.Stall()
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			s.proxy.Release()
+		}
+	})
+	page := s.hook.wait(t, 5*time.Minute, "a "+alerts.AlertWatchStalled+" page for "+canaryResource, func(a notifiedAlert) bool {
+		return a.Status == "firing" && a.Labels["alertname"] == alerts.AlertWatchStalled &&
+			a.Labels[catalog.LabelResource] == canaryResource && a.StartsAt.After(stalled)
+	})
+	t.Logf("paged %v after the stall: %s", page.Received.Sub(stalled).Round(time.Second), page)
+	s.checkPage(t, page)
+
+	s.proxy.Release()
+	released = true
+	s.waitResolved(t, page, time.Now())
+	s.waitFresh(t, time.Now())
+	s.assertRunning(t)
+}
+
+// etcdPaused: etcd is frozen (SIGSTOP) until a staleness or canary page
+// arrives (a copy of its data is taken meanwhile for etcdRestore); after
+// SIGCONT the same exporter recovers and the page resolves.
+func (s *stack) etcdPaused(t *testing.T) {
+	s.scenario(t)
+	pages := []string{alerts.AlertWatchStalled, burnAlert(catalog.SLOCacheStaleness), burnAlert(catalog.SLOCanaryDelivery)}
+	paused := time.Now()
+	if err := s.procs.Etcd.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			if err := s.procs.Etcd.Resume(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(resume)
+	snapshot := filepath.Join(s.snapshotDir, "etcd")
+	if err := s.procs.SnapshotEtcd(snapshot, true); err != nil {
+		t.Fatalf("snapshot etcd: %v", err)
+	}
+	s.snapshot = snapshot
+
+	page := s.hook.wait(t, 6*time.Minute, fmt.Sprintf("a page of %v", pages), func(a notifiedAlert) bool {
+		return a.Status == "firing" && slices.Contains(pages, a.Labels["alertname"]) &&
+			a.Labels["severity"] == alerts.SeverityPage && a.StartsAt.After(paused)
+	})
+	t.Logf("paged %v after the pause: %s", page.Received.Sub(paused).Round(time.Second), page)
+	s.checkPage(t, page)
+
+	resume()
+	s.waitResolved(t, page, time.Now())
+	s.waitFresh(t, time.Now())
+	s.assertRunning(t)
+}
+
+// apiServerRestart: kube-apiserver restarts on the same etcd while writes
+// go on; the exporter reconnects, counts the relists, and sees no RV
+// regression.
+func (s *stack) apiServerRestart(t *testing.T) {
+	s.scenario(t)
+	before := s.metrics(t)
+	if n := before.Sum(catalog.ResourceVersionRegressions.Name, nil); n != 0 {
+		t.Errorf("%s = %v before any etcd restore", catalog.ResourceVersionRegressions.Name, n)
+	}
+	relists, starts := relistsAfterSync(before), before.Sum(catalog.WatchStarts.Name, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	restarted := time.Now()
+	if err := s.procs.RestartAPIServer(ctx); err != nil {
+		t.Fatalf("restart kube-apiserver: %v", err)
+	}
+	t.Logf("kube-apiserver back after %v", time.Since(restarted).Round(time.Second))
+	s.waitMetrics(t, 3*time.Minute, "relists and new watches counted", func(m testenv.Metrics) bool {
+		return relistsAfterSync(m) > relists && m.Sum(catalog.WatchStarts.Name, nil) > starts
+	})
+	s.waitFresh(t, time.Now())
+	after := s.metrics(t)
+	t.Logf("relists after sync %v → %v", relists, relistsAfterSync(after))
+	if n := after.Sum(catalog.ResourceVersionRegressions.Name, nil); n != 0 {
+		t.Errorf("a restart on the same etcd counted %v RV regressions", n)
+	}
+	if a, ok := s.hook.find(func(a notifiedAlert) bool {
+		return a.Labels["alertname"] == alerts.AlertResourceVersionRegression
+	}); ok {
+		t.Errorf("a false RV-regression alert: %s", a)
+	}
+	s.assertRunning(t)
+}
+
+// etcdRestore: etcd is restored from the copy taken in etcdPaused and
+// kube-apiserver restarted on it: resource versions go backwards, the
+// exporter counts the regression, RvsyncResourceVersionRegression fires and
+// reaches the webhook, and the informers resync.
+func (s *stack) etcdRestore(t *testing.T) {
+	s.scenario(t)
+	if s.snapshot == "" {
+		t.Fatal("no etcd snapshot: the etcd pause scenario did not take one")
+	}
+	before := s.metrics(t)
+	head, _ := before.Value(catalog.HeadResourceVersion.Name, res(canaryResource))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	restored := time.Now()
+	if err := s.procs.RestoreEtcd(ctx, s.snapshot); err != nil {
+		t.Fatalf("restore etcd: %v", err)
+	}
+	t.Logf("control plane back on the restored etcd after %v", time.Since(restored).Round(time.Second))
+	m := s.waitMetrics(t, 3*time.Minute, "an RV regression counted", func(m testenv.Metrics) bool {
+		return m.Sum(catalog.ResourceVersionRegressions.Name, nil) > 0
+	})
+	now, _ := m.Value(catalog.HeadResourceVersion.Name, res(canaryResource))
+	t.Logf("head RV of %s: %v before the restore, %v after", canaryResource, head, now)
+	s.prom.waitFiring(t, 3*time.Minute, alerts.AlertResourceVersionRegression, nil)
+	a := s.hook.wait(t, 3*time.Minute, alerts.AlertResourceVersionRegression+" notified", func(a notifiedAlert) bool {
+		return a.Status == "firing" && a.Labels["alertname"] == alerts.AlertResourceVersionRegression && a.StartsAt.After(restored)
+	})
+	t.Logf("notified %v after the restore: %s", a.Received.Sub(restored).Round(time.Second), a)
+	s.checkAlert(t, a)
+	s.waitFresh(t, time.Now())
+	s.assertRunning(t)
+}
+
+// dashboardPanels: every panel query of the chart's dashboards, with the
+// dashboard's default variable selection and Grafana's interval variables,
+// returns data from this Prometheus over the run.
+func (s *stack) dashboardPanels(t *testing.T) {
+	s.scenario(t)
+	ds, err := loadDashboards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := promv1.Range{Start: s.start, End: time.Now(), Step: 2 * time.Second}
+	checked := 0
+	for _, d := range ds {
+		vars, err := s.prom.resolveVariables(d, r)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for _, q := range d.queries() {
+			expr, err := vars.substitute(q.expr)
+			if err != nil {
+				t.Errorf("%s: %v", q.where, err)
+				continue
+			}
+			ok, err := s.prom.hasData(expr, r)
+			switch {
+			case err != nil:
+				t.Errorf("%s: %s: %v", q.where, expr, err)
+			case !ok:
+				t.Errorf("%s returns no data: %s", q.where, expr)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d panel queries of %d dashboards checked over %v", checked, len(ds), r.End.Sub(r.Start).Round(time.Second))
+}
+
+// checkPage checks what a page must carry for the person it wakes.
+func (s *stack) checkPage(t *testing.T, a notifiedAlert) {
+	t.Helper()
+	if got := a.Labels["severity"]; got != alerts.SeverityPage {
+		t.Errorf("severity %q, want %q: %s", got, alerts.SeverityPage, a)
+	}
+	s.checkAlert(t, a)
+}
+
+// checkAlert checks the labels and annotations every alert carries.
+func (s *stack) checkAlert(t *testing.T, a notifiedAlert) {
+	t.Helper()
+	name := a.Labels["alertname"]
+	if a.Labels[catalog.LabelResource] == "" || a.Labels["severity"] == "" {
+		t.Errorf("no resource or severity label: %s", a)
+	}
+	if a.Annotations["summary"] == "" || a.Annotations["description"] == "" {
+		t.Errorf("no summary or description: %s", a)
+	}
+	if want := s.spec.RunbookURLPrefix + strings.ToLower(name); a.Annotations["runbook_url"] != want {
+		t.Errorf("runbook_url %q, want %q", a.Annotations["runbook_url"], want)
+	}
+	if strings.Contains(a.Annotations["description"], "{{") {
+		t.Errorf("an unexpanded template in the description: %s", a)
+	}
+}
+
+// waitResolved waits for the resolved notification of a paged alert.
+func (s *stack) waitResolved(t *testing.T, page notifiedAlert, since time.Time) {
+	t.Helper()
+	a := s.hook.wait(t, 4*time.Minute, "the resolved notification of "+page.Labels["alertname"], func(a notifiedAlert) bool {
+		return a.Status == "resolved" && a.Received.After(since) && sameLabels(a.Labels, page.Labels)
+	})
+	t.Logf("resolved %v after the fault ended", a.Received.Sub(since).Round(time.Second))
+}
+
+func sameLabels(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// waitFresh waits until every informer is synced, the canary resource's
+// cache is fresh and a canary written after since was delivered.
+func (s *stack) waitFresh(t *testing.T, since time.Time) {
+	t.Helper()
+	s.waitMetrics(t, 3*time.Minute, "every informer synced and fresh, canaries delivered", func(m testenv.Metrics) bool {
+		stale, ok := m.Value(catalog.CacheStaleness.Name, res(canaryResource))
+		delivered, _ := m.Value(catalog.CanaryLastDelivered.Name, res(canaryResource))
+		return s.allSynced(m) && ok && stale < freshSeconds && delivered > float64(since.Unix())
+	})
+}
+
+// relistsAfterSync counts relists other than the initial ones.
+func relistsAfterSync(m testenv.Metrics) float64 {
+	return m.Sum(catalog.Relists.Name, map[string]string{catalog.LabelReason: catalog.RelistExpired}) +
+		m.Sum(catalog.Relists.Name, map[string]string{catalog.LabelReason: catalog.RelistError})
+}
+
+// burnAlert returns the burn-rate alert name of an SLO.
+func burnAlert(slo string) string {
+	return alerts.BurnAlertNames()[slices.Index(catalog.SLOs(), slo)]
+}

@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// Prometheus timing: scrape and evaluate every second, so a `for` of a few
+// seconds means what it says.
+const (
+	scrapeInterval = time.Second
+	// resendDelay spaces Prometheus's re-sends of firing alerts; an alert
+	// not re-sent within 4× it resolves in Alertmanager, so it must outlast
+	// an evaluation delayed by a loaded machine.
+	resendDelay = 5 * time.Second
+)
+
+// scrapeJob is the exporter's job name; alerts.DefaultUpSelector matches it.
+const scrapeJob = "rvsync-slo"
+
+// clusterName is the cluster label the scrape adds to every series, as the
+// chart's ServiceMonitor does with cluster.name set.
+const clusterName = "e2e"
+
+// prometheusServer is a running Prometheus and its HTTP API.
+type prometheusServer struct {
+	url string
+	api promv1.API
+}
+
+// startPrometheus runs Prometheus scraping target with the given rule file
+// and sending alerts to alertmanager (host:port), storing in a temp dir.
+func startPrometheus(t *testing.T, logDir string, rules []byte, target, alertmanager string) *prometheusServer {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := map[string]any{
+		"global": map[string]any{
+			"scrape_interval":     model.Duration(scrapeInterval).String(),
+			"scrape_timeout":      model.Duration(scrapeInterval).String(),
+			"evaluation_interval": model.Duration(scrapeInterval).String(),
+		},
+		"rule_files": []string{filepath.Join(dir, "rules.yaml")},
+		"alerting": map[string]any{
+			"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{alertmanager}}}}},
+		},
+		"scrape_configs": []any{map[string]any{
+			"job_name":       scrapeJob,
+			"static_configs": []any{map[string]any{"targets": []string{target}, "labels": map[string]string{"cluster": clusterName}}},
+		}},
+	}
+	writeYAML(t, filepath.Join(dir, "prometheus.yml"), cfg)
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	url := "http://" + addr
+	startDaemon(t, "prometheus", logDir, url+"/-/ready",
+		"--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+		"--rules.alert.resend-delay="+model.Duration(resendDelay).String(),
+		"--log.level=warn",
+	)
+	client, err := api.NewClient(api.Config{Address: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &prometheusServer{url: url, api: promv1.NewAPI(client)}
+}
+
+func writeYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func apiContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// query evaluates an instant query now.
+func (p *prometheusServer) query(q string) (model.Vector, error) {
+	ctx, cancel := apiContext()
+	defer cancel()
+	v, _, _, err := p.api.Query(ctx, q, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q, err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("query %s: want a vector, got %s", q, v.Type())
+	}
+	return vec, nil
+}
+
+// waitQuery waits until the instant query q returns at least one series.
+func (p *prometheusServer) waitQuery(t *testing.T, timeout time.Duration, q string) model.Vector {
+	t.Helper()
+	var vec model.Vector
+	testenv.WaitFor(t, timeout, "Prometheus to answer "+q, func() (bool, error) {
+		var err error
+		vec, err = p.query(q)
+		return len(vec) > 0, err
+	})
+	return vec
+}
+
+// hasData reports whether a range query over r returns at least one sample
+// that is a number (not NaN).
+func (p *prometheusServer) hasData(q string, r promv1.Range) (bool, error) {
+	ctx, cancel := apiContext()
+	defer cancel()
+	v, _, _, err := p.api.QueryRange(ctx, q, r)
+	if err != nil {
+		return false, err
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return false, fmt.Errorf("want a matrix, got %s", v.Type())
+	}
+	for _, s := range m {
+		for _, pt := range s.Values {
+			if !math.IsNaN(float64(pt.Value)) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// alerts returns Prometheus's pending and firing alerts.
+func (p *prometheusServer) alerts() ([]promv1.Alert, error) {
+	ctx, cancel := apiContext()
+	defer cancel()
+	res, err := p.api.Alerts(ctx)
+	return res.Alerts, err
+}
+
+// firing waits until an alert named name with the given labels fires.
+func (p *prometheusServer) waitFiring(t *testing.T, timeout time.Duration, name string, labels map[string]string) promv1.Alert {
+	t.Helper()
+	var found promv1.Alert
+	testenv.WaitFor(t, timeout, "Prometheus alert "+name+" firing", func() (bool, error) {
+		as, err := p.alerts()
+		for _, a := range as {
+			if a.State == promv1.AlertStateFiring && string(a.Labels[model.AlertNameLabel]) == name && hasLabels(a.Labels, labels) {
+				found = a
+				return true, nil
+			}
+		}
+		return false, err
+	})
+	return found
+}
+
+func hasLabels(ls model.LabelSet, want map[string]string) bool {
+	for k, v := range want {
+		if string(ls[model.LabelName(k)]) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// describeAlerts renders Prometheus's alerts for a failure log.
+func (p *prometheusServer) describeAlerts() string {
+	as, err := p.alerts()
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, a := range as {
+		fmt.Fprintf(&b, "%s %s active since %s value %s\n", a.State, a.Labels, a.ActiveAt.Format(time.TimeOnly), a.Value)
+	}
+	return b.String()
+}

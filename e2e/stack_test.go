@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/rvsync-slo/rvsync-slo/alerts"
+	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
+	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// The chart release the exporter runs as.
+const (
+	release   = "e2e"
+	namespace = "rvsync-e2e"
+	podName   = "rvsync-e2e-0"
+)
+
+// workloadNamespace holds the churned ConfigMaps and converging Deployments.
+const workloadNamespace = "e2e-workload"
+
+// Workload rates: low enough that a quiet resource's RV lag between two
+// watch bookmarks (~1 min) stays below the RV-lag SLO's 500 revisions.
+const (
+	churnObjects  = 20
+	churnRate     = 3.0 // ConfigMap writes per second
+	convergeEvery = time.Second
+)
+
+// stack is everything the scenarios share.
+type stack struct {
+	env         *testenv.Env
+	procs       *testenv.Processes
+	proxy       *faultproxy.Proxy // between the exporter's informers and the API server
+	exporter    *runningExporter
+	prom        *prometheusServer
+	hook        *webhook
+	spec        alerts.Spec
+	resources   []string // every resource the exporter watches
+	logDir      string
+	start       time.Time
+	snapshotDir string // outlives the scenarios
+	snapshot    string // etcd data copied while paused (scenario 3), restored in scenario 5
+}
+
+// testSpec is the SLO spec of the test's rule file: the default SLOs with
+// burn-rate windows scaled by 1/60 (1h → 1m, 5m → 5s) and the symptom
+// alerts' durations at their minimum, so every alert can fire in minutes.
+func testSpec() alerts.Spec {
+	s := alerts.DefaultSpec().ScaledWindows(1.0 / 60)
+	s.Symptoms.StalledAfterSeconds = 120 // the least Validate accepts: two bookmark periods
+	s.Symptoms.StalledFor = "5s"
+	s.Symptoms.NotSyncedFor = "1m"
+	return s
+}
+
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	s := &stack{spec: testSpec(), logDir: t.TempDir(), snapshotDir: t.TempDir(), start: time.Now()}
+	s.env = testenv.StartT(t, testenv.Options{})
+	var err error
+	if s.procs, err = s.env.Processes(logFile(t, s.logDir, "control-plane.log")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.procs.Stop(); err != nil {
+			t.Logf("stop control plane processes: %v", err)
+		}
+	})
+
+	cfg, asSA := s.installChart(t)
+	var proxied *rest.Config
+	s.proxy, proxied = s.env.Proxy(t, asSA)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := testenv.EnsureNamespace(ctx, s.env.Client, workloadNamespace); err != nil {
+		t.Fatal(err)
+	}
+	go testenv.Churn(ctx, s.env.Client, workloadNamespace, churnObjects, churnRate)
+	go converge(ctx, s.env.Client, workloadNamespace, 3, convergeEvery)
+
+	s.exporter = startExporter(t, cfg, proxied, asSA, logFile(t, s.logDir, "exporter.log"))
+	s.hook = startWebhook(t)
+	am := startAlertmanager(t, s.logDir, s.hook.srv.URL)
+	rules, err := alerts.Render(s.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.prom = startPrometheus(t, s.logDir, rules, s.exporter.addr, am)
+	return s
+}
+
+// installChart renders the chart with the test's intervals, applies its
+// Kubernetes objects (RBAC included) and returns the exporter config it
+// renders, loaded as the exporter loads it, and a client configuration
+// acting as the chart's ServiceAccount.
+func (s *stack) installChart(t *testing.T) (exporter.Config, *rest.Config) {
+	t.Helper()
+	m, err := chart.Template(chart.Options{Release: release, Namespace: namespace, Values: map[string]any{
+		"exporter": map[string]any{"probeInterval": "1s"},
+		"canary":   map[string]any{"interval": "1s", "deadline": "30s"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, _ := m.Split()
+	a, err := chart.NewApplier(s.env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := a.Apply(ctx, core); err != nil {
+		t.Fatal(err)
+	}
+
+	var cfgMap corev1.ConfigMap
+	var sa corev1.ServiceAccount
+	for _, u := range m {
+		switch {
+		case u.GetKind() == "ConfigMap" && strings.HasSuffix(u.GetName(), "-config"):
+			err = chart.Into(u, &cfgMap)
+		case u.GetKind() == "ServiceAccount":
+			err = chart.Into(u, &sa)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(cfgMap.Data["config.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := exporter.LoadFile(file)
+	if err != nil {
+		t.Fatalf("the exporter rejects the chart's config: %v", err)
+	}
+	// What the pod has and a process on loopback has not: its name from the
+	// downward API (the canary object is named after it) and a port of its own.
+	t.Setenv("POD_NAME", podName)
+	t.Setenv("POD_NAMESPACE", namespace)
+	cfg.ListenAddress = "127.0.0.1:0"
+
+	full := cfg
+	full.Defaults()
+	for _, r := range full.Resources {
+		s.resources = append(s.resources, r.Name)
+	}
+	asSA := rest.CopyConfig(s.env.Config)
+	asSA.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + sa.Name}
+	return cfg, asSA
+}
+
+// runningExporter is the exporter running in the test process.
+type runningExporter struct {
+	addr string
+	done chan struct{} // closed when Run returned
+	err  error         // Run's result, after done
+}
+
+func startExporter(t *testing.T, cfg exporter.Config, informer, probe *rest.Config, log *os.File) *runningExporter {
+	t.Helper()
+	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(log, time.Now().Format(time.TimeOnly), prefix, args) }, funcr.Options{})
+	e, err := exporter.New(exporter.Options{
+		Config: cfg, InformerConfig: informer, ProbeConfig: probe, Logger: logger,
+		Build: collector.BuildInfo{Version: "e2e", Revision: "test"},
+	})
+	if err != nil {
+		t.Fatalf("exporter.New: %v", err)
+	}
+	r := &runningExporter{addr: e.Addr(), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		r.err = e.Run(ctx)
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-r.done
+		if r.err != nil && !errors.Is(r.err, context.Canceled) {
+			t.Errorf("exporter.Run: %v", r.err)
+		}
+	})
+	return r
+}
+
+// metrics scrapes the exporter.
+func (s *stack) metrics(t *testing.T) testenv.Metrics {
+	t.Helper()
+	m, err := testenv.Scrape(s.exporter.metricsURL())
+	if err != nil {
+		t.Fatalf("scrape the exporter: %v", err)
+	}
+	return m
+}
+
+func (r *runningExporter) metricsURL() string { return "http://" + r.addr + "/metrics" }
+
+// waitMetrics waits until cond holds on a scrape of the exporter.
+func (s *stack) waitMetrics(t *testing.T, timeout time.Duration, what string, cond func(testenv.Metrics) bool) testenv.Metrics {
+	t.Helper()
+	var last testenv.Metrics
+	testenv.WaitFor(t, timeout, what, func() (bool, error) {
+		m, err := testenv.Scrape(s.exporter.metricsURL())
+		if err != nil {
+			return false, err
+		}
+		last = m
+		return cond(m), nil
+	})
+	return last
+}
+
+// assertRunning fails the test if the exporter's Run has returned.
+func (s *stack) assertRunning(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.exporter.done:
+		t.Fatalf("the exporter stopped: %v", s.exporter.err)
+	default:
+	}
+}
+
+func res(name string) map[string]string { return map[string]string{catalog.LabelResource: name} }
+
+// allSynced reports whether every watched resource's informer has synced.
+func (s *stack) allSynced(m testenv.Metrics) bool {
+	for _, r := range s.resources {
+		if v, _ := m.Value(catalog.InformerSynced.Name, res(r)); v != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// scenario starts a scenario: on failure it logs what explains it.
+func (s *stack) scenario(t *testing.T) {
+	start := time.Now()
+	t.Cleanup(func() {
+		t.Logf("took %v", time.Since(start).Round(time.Second))
+		if t.Failed() {
+			s.dump(t)
+		}
+	})
+}
+
+// dump logs the webhook's notifications, Prometheus's alerts, the
+// exporter's rvsync series and the tails of the process logs.
+func (s *stack) dump(t *testing.T) {
+	t.Logf("webhook notifications:\n%s", s.hook.dump())
+	t.Logf("Prometheus alerts:\n%s", s.prom.describeAlerts())
+	if m, err := testenv.Scrape(s.exporter.metricsURL()); err == nil {
+		t.Logf("exporter scrape:\n%s", describeMetrics(m))
+	} else {
+		t.Logf("exporter scrape: %v", err)
+	}
+	entries, _ := os.ReadDir(s.logDir)
+	for _, e := range entries {
+		t.Logf("tail of %s:\n%s", e.Name(), tail(filepath.Join(s.logDir, e.Name()), 40))
+	}
+}

@@ -1,0 +1,144 @@
+package testenv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is a long-running program a test starts, signals and stops:
+// Prometheus, Alertmanager, or a control-plane process found in /proc.
+type Process struct {
+	Path string
+	Args []string
+	// Log receives the output of a process started by Start; nil discards it.
+	Log io.Writer
+
+	pid  int
+	done chan struct{} // closed when a process started by Start has exited
+}
+
+// FindProcess returns the running process whose executable is path and
+// whose arguments include arg, e.g. etcd with "--data-dir=/tmp/x".
+func FindProcess(path, arg string) (*Process, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		argv := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
+		if argv[0] == path && slices.Contains(argv[1:], arg) {
+			return &Process{Path: path, Args: argv[1:], pid: pid}, nil
+		}
+	}
+	return nil, fmt.Errorf("no running %s with argument %s", filepath.Base(path), arg)
+}
+
+// PID is the process id, 0 before Start.
+func (p *Process) PID() int { return p.pid }
+
+// Start starts the program in a process group of its own; Stop or Kill ends it.
+func (p *Process) Start() error {
+	cmd := exec.Command(p.Path, p.Args...)
+	out := p.Log
+	if out == nil {
+		out = io.Discard
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", filepath.Base(p.Path), err)
+	}
+	p.pid = cmd.Process.Pid
+	p.done = make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	return nil
+}
+
+// Pause freezes the process (SIGSTOP): its sockets stay open, nothing answers.
+func (p *Process) Pause() error { return p.signal(syscall.SIGSTOP) }
+
+// Resume lets a paused process run on (SIGCONT).
+func (p *Process) Resume() error { return p.signal(syscall.SIGCONT) }
+
+func (p *Process) signal(sig syscall.Signal) error {
+	if p.pid == 0 {
+		return fmt.Errorf("%s: not started", filepath.Base(p.Path))
+	}
+	if err := syscall.Kill(p.pid, sig); err != nil {
+		return fmt.Errorf("%s %s (pid %d): %w", sig, filepath.Base(p.Path), p.pid, err)
+	}
+	return nil
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	if p.done != nil {
+		select {
+		case <-p.done:
+			return true
+		default:
+			return false
+		}
+	}
+	// Not our child: gone, or a zombie its parent has yet to reap.
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	if err != nil {
+		return true
+	}
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] == 'Z' || stat[i+2] == 'X'
+	}
+	return false
+}
+
+// Stop asks the process to end (SIGCONT, then SIGTERM) and waits for it;
+// after timeout it is killed.
+func (p *Process) Stop(timeout time.Duration) error {
+	if p.pid == 0 || p.Exited() {
+		return nil
+	}
+	_ = p.Resume() // a paused process cannot handle SIGTERM
+	if err := p.signal(syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	if p.waitExit(timeout) {
+		return nil
+	}
+	_ = p.signal(syscall.SIGKILL)
+	if !p.waitExit(10 * time.Second) {
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", filepath.Base(p.Path), p.pid)
+	}
+	return fmt.Errorf("%s (pid %d) did not stop within %v: killed", filepath.Base(p.Path), p.pid, timeout)
+}
+
+func (p *Process) waitExit(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for !p.Exited() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}

@@ -1,0 +1,205 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// stopTimeout bounds a graceful stop of etcd or kube-apiserver.
+const stopTimeout = time.Minute
+
+// Processes are the control plane's etcd and kube-apiserver as processes a
+// test can pause, restart and restore. envtest keeps its process handles
+// private, so they are found in /proc by the data and certificate
+// directories envtest gave them. A process restarted here is a child of the
+// test: call Stop before Env.Stop.
+type Processes struct {
+	env       *Env
+	Etcd      *Process
+	APIServer *Process
+}
+
+// Processes finds the running etcd and kube-apiserver of e. log, if not
+// nil, receives the output of processes restarted later.
+func (e *Env) Processes(log io.Writer) (*Processes, error) {
+	cp := e.Environment.ControlPlane
+	etcd, err := FindProcess(cp.Etcd.Path, "--data-dir="+cp.Etcd.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	api, err := FindProcess(cp.APIServer.Path, "--cert-dir="+cp.APIServer.CertDir)
+	if err != nil {
+		return nil, err
+	}
+	etcd.Log, api.Log = log, log
+	return &Processes{env: e, Etcd: etcd, APIServer: api}, nil
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again with the same
+// flags, certificates and port on the same etcd, and waits until it is ready.
+func (p *Processes) RestartAPIServer(ctx context.Context) error {
+	if err := p.APIServer.Stop(stopTimeout); err != nil {
+		return err
+	}
+	if err := p.APIServer.Start(); err != nil {
+		return err
+	}
+	return p.waitAPIServer(ctx)
+}
+
+// SnapshotEtcd copies etcd's data directory into dir (which must not
+// exist) while etcd is paused, so the copy is consistent. A paused etcd
+// stays paused; a running one runs on.
+func (p *Processes) SnapshotEtcd(dir string, paused bool) error {
+	if !paused {
+		if err := p.Etcd.Pause(); err != nil {
+			return err
+		}
+		defer func() { _ = p.Etcd.Resume() }()
+	}
+	return copyDir(p.env.Environment.ControlPlane.Etcd.DataDir, dir)
+}
+
+// RestoreEtcd replaces etcd's data with a SnapshotEtcd copy, as an operator
+// restoring a backup would: kube-apiserver and etcd stop, the data directory
+// is replaced, etcd starts, then kube-apiserver starts on it. Resource
+// versions go back to those of the snapshot.
+func (p *Processes) RestoreEtcd(ctx context.Context, snapshot string) error {
+	if err := p.APIServer.Stop(stopTimeout); err != nil {
+		return err
+	}
+	if err := p.Etcd.Stop(stopTimeout); err != nil {
+		return err
+	}
+	data := p.env.Environment.ControlPlane.Etcd.DataDir
+	if err := os.RemoveAll(data); err != nil {
+		return err
+	}
+	if err := copyDir(snapshot, data); err != nil {
+		return err
+	}
+	if err := p.Etcd.Start(); err != nil {
+		return err
+	}
+	if err := p.waitEtcd(ctx); err != nil {
+		return err
+	}
+	if err := p.APIServer.Start(); err != nil {
+		return err
+	}
+	return p.waitAPIServer(ctx)
+}
+
+// Stop stops kube-apiserver, then etcd. envtest's Stop then finds them
+// ended and only removes their directories.
+func (p *Processes) Stop() error {
+	errAPI := p.APIServer.Stop(stopTimeout)
+	errEtcd := p.Etcd.Stop(stopTimeout)
+	if errAPI != nil {
+		return errAPI
+	}
+	return errEtcd
+}
+
+// waitAPIServer polls /readyz until it answers ok or ctx ends.
+func (p *Processes) waitAPIServer(ctx context.Context) error {
+	rc := p.env.Client.Discovery().RESTClient()
+	return poll(ctx, "kube-apiserver ready", func(ctx context.Context) error {
+		if p.APIServer.Exited() {
+			return errExited
+		}
+		return rc.Get().AbsPath("/readyz").Do(ctx).Error()
+	})
+}
+
+// waitEtcd polls etcd's /health until it answers ok or ctx ends.
+func (p *Processes) waitEtcd(ctx context.Context) error {
+	url := p.env.EtcdURL().String() + "/health"
+	return poll(ctx, "etcd healthy", func(ctx context.Context) error {
+		if p.Etcd.Exited() {
+			return errExited
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		return nil
+	})
+}
+
+var errExited = errors.New("process exited")
+
+// poll calls check every 200ms until it returns nil; it gives up when ctx
+// ends or the process exited, returning check's last error.
+func poll(ctx context.Context, what string, check func(context.Context) error) error {
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := check(cctx)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, errExited):
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// copyDir copies the tree at src to dst, which must not exist.
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Mkdir(target, info.Mode().Perm())
+		}
+		return copyFile(path, target, info.Mode().Perm())
+	})
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
