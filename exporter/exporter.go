@@ -213,7 +213,7 @@ type clients struct {
 	canary   dynamic.Interface
 }
 
-func newClients(informer, probe *rest.Config) (*clients, error) {
+func newClients(informer, probeCfg *rest.Config) (*clients, error) {
 	var c clients
 	var err error
 	if c.metadata, err = metadata.NewForConfig(tuned(informer)); err != nil {
@@ -222,10 +222,10 @@ func newClients(informer, probe *rest.Config) (*clients, error) {
 	if c.dynamic, err = dynamic.NewForConfig(tuned(informer)); err != nil {
 		return nil, fmt.Errorf("informer client: %w", err)
 	}
-	if c.probe, err = metadata.NewForConfig(OwnConnection(probe)); err != nil {
+	if c.probe, err = metadata.NewForConfig(probe.OwnConnection(probeCfg)); err != nil {
 		return nil, fmt.Errorf("probe client: %w", err)
 	}
-	if c.canary, err = dynamic.NewForConfig(OwnConnection(probe)); err != nil {
+	if c.canary, err = dynamic.NewForConfig(probe.OwnConnection(probeCfg)); err != nil {
 		return nil, fmt.Errorf("canary client: %w", err)
 	}
 	return &c, nil
@@ -239,16 +239,5 @@ func tuned(c *rest.Config) *rest.Config {
 	if c.QPS == 0 {
 		c.QPS, c.Burst = 50, 100
 	}
-	return c
-}
-
-// OwnConnection returns a copy of c whose clients get a transport, and so a
-// TCP/HTTP2 connection, of their own. client-go shares one transport between
-// equal configs; a distinct Dial function makes the config unequal, so a
-// half-open informer connection cannot blind the probe.
-func OwnConnection(c *rest.Config) *rest.Config {
-	c = rest.CopyConfig(c)
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	c.Dial = dialer.DialContext
 	return c
 }

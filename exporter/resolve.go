@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
 )
 
 // Resolved is a configured resource found in discovery.
@@ -31,14 +33,6 @@ func (e *UnknownResourceError) Error() string {
 func SplitName(name string) (plural, group string) {
 	plural, group, _ = strings.Cut(name, ".")
 	return plural, group
-}
-
-// NameOf returns the `plural.group` label value of a group and resource.
-func NameOf(gr schema.GroupResource) string {
-	if gr.Group == "" {
-		return gr.Resource
-	}
-	return gr.Resource + "." + gr.Group
 }
 
 // Resolve maps each configured resource to the preferred version its API
@@ -66,7 +60,7 @@ func Resolve(dc discovery.DiscoveryInterface, resources []ResourceConfig) ([]Res
 			if strings.Contains(r.Name, "/") {
 				continue // subresource
 			}
-			served[NameOf(schema.GroupResource{Group: gv.Group, Resource: r.Name})] = entry{gv.WithResource(r.Name), r.Namespaced, r.Kind, r.Verbs}
+			served[probe.ResourceName(schema.GroupResource{Group: gv.Group, Resource: r.Name})] = entry{gv.WithResource(r.Name), r.Namespaced, r.Kind, r.Verbs}
 		}
 	}
 	var out []Resolved

@@ -27,6 +27,9 @@ const (
 	LabelVersion   = "version"
 	LabelRevision  = "revision"
 	LabelGoVersion = "goversion"
+	// LabelController is added to every series by processes that embed
+	// pkg/probe with Options.Controller set, to tell them apart.
+	LabelController = "controller"
 )
 
 // Values of the `kind` label of ListDuration.

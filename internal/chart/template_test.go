@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
 )
 
@@ -182,7 +183,7 @@ func checkClusterRole(t *testing.T, m chart.Manifests, cfg exporter.Config) {
 				if strings.Contains(g+res, "*") {
 					t.Errorf("wildcard in rule %+v", r)
 				}
-				granted = append(granted, exporter.NameOf(schema.GroupResource{Group: g, Resource: res}))
+				granted = append(granted, probe.ResourceName(schema.GroupResource{Group: g, Resource: res}))
 			}
 		}
 	}

@@ -162,3 +162,18 @@ func (m Metrics) MergedHistogram(name string, labels map[string]string) (*dto.Hi
 	}
 	return merged, merged != nil
 }
+
+// Gather collects g (a registry) in-process, as a scrape would.
+func Gather(g interface {
+	Gather() ([]*dto.MetricFamily, error)
+}) (Metrics, error) {
+	fams, err := g.Gather()
+	if err != nil {
+		return nil, err
+	}
+	m := Metrics{}
+	for _, f := range fams {
+		m[f.GetName()] = f
+	}
+	return m, nil
+}

@@ -2,17 +2,19 @@ package probe
 
 import (
 	"context"
-	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
 	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
 )
 
@@ -34,6 +36,14 @@ type Options struct {
 	TimelineCapacity int
 	// Logger receives the monitor's logs.
 	Logger logr.Logger
+	// Controller, when set, adds the label controller=<Controller> to every
+	// series, telling apart several processes that embed the probe.
+	Controller string
+	// HeadProbe, when set, is the client configuration of the head probe for
+	// resources found through InstrumentManager and InformerFunc (it gets
+	// its own connection). Off by default for embedded use: without it,
+	// lag and staleness are not computed, every other signal is.
+	HeadProbe *rest.Config
 }
 
 func (o *Options) defaults() {
@@ -62,6 +72,7 @@ type Monitor struct {
 	mu       sync.Mutex
 	spaces   map[string]*Space
 	trackers map[string]*Tracker
+	heads    heads
 }
 
 // New returns a Monitor with no resources.
@@ -79,6 +90,9 @@ func New(opts Options) *Monitor {
 // Register registers the monitor's metric families with reg. build, when
 // not nil, adds rvsync_build_info.
 func (m *Monitor) Register(reg prometheus.Registerer, build *collector.BuildInfo) error {
+	if m.opts.Controller != "" {
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{catalog.LabelController: m.opts.Controller}, reg)
+	}
 	return m.metrics.Register(reg, collector.SourceFunc(m.Snapshots), build)
 }
 
@@ -135,28 +149,48 @@ func (m *Monitor) Instrument(t *Tracker, lw cache.ListerWatcher) cache.ListerWat
 }
 
 // Run probes the head of every RV space each probe interval until ctx ends.
+// Spaces that gain their first head source later (informers created on
+// demand, as a controller-runtime cache does) start being probed within one
+// interval.
 func (m *Monitor) Run(ctx context.Context) error {
-	m.mu.Lock()
-	var spaces []*Space
-	for _, s := range m.spaces {
-		if len(s.sources) > 0 {
-			spaces = append(spaces, s)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	started := map[*Space]bool{}
+	tick := m.opts.Clock.NewTicker(m.opts.ProbeInterval)
+	defer tick.Stop()
+	for {
+		for _, s := range m.probedSpaces() {
+			if started[s] {
+				continue
+			}
+			started[s] = true
+			wg.Go(func() {
+				wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
+					s.probe(ctx, m.opts.ProbeTimeout)
+				}, m.opts.ProbeInterval, 0.1, true)
+			})
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C():
 		}
 	}
-	m.mu.Unlock()
-	if len(spaces) == 0 {
-		return fmt.Errorf("no RV space has a head source")
+}
+
+// probedSpaces returns the spaces that have a head source.
+func (m *Monitor) probedSpaces() []*Space {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Space
+	for _, s := range m.spaces {
+		s.mu.Lock()
+		if len(s.sources) > 0 {
+			out = append(out, s)
+		}
+		s.mu.Unlock()
 	}
-	var wg sync.WaitGroup
-	for _, s := range spaces {
-		wg.Go(func() {
-			wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
-				s.probe(ctx, m.opts.ProbeTimeout)
-			}, m.opts.ProbeInterval, 0.1, true)
-		})
-	}
-	wg.Wait()
-	return nil
+	return out
 }
 
 // Snapshots returns the state of every resource, sorted by name. It reads
@@ -168,21 +202,11 @@ func (m *Monitor) Snapshots() []collector.Snapshot {
 		ts = append(ts, t)
 	}
 	m.mu.Unlock()
-	slices.SortFunc(ts, func(a, b *Tracker) int { return cmpString(a.name, b.name) })
+	slices.SortFunc(ts, func(a, b *Tracker) int { return strings.Compare(a.name, b.name) })
 	now := m.opts.Clock.Now()
 	out := make([]collector.Snapshot, len(ts))
 	for i, t := range ts {
 		out[i] = t.Snapshot(now)
 	}
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -57,6 +57,12 @@ type Space struct {
 	lastDropped uint64
 }
 
+// probing reports whether the space has a head probe that answered.
+func (s *Space) probing() bool {
+	_, _, ok := s.timeline.Latest()
+	return ok
+}
+
 func (s *Space) addTracker(t *Tracker) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

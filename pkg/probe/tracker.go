@@ -103,12 +103,15 @@ func (t *Tracker) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
 	}
 	// The first probe that saw the head at or past rv bounds the commit time
 	// from above, so now minus that probe's time is a lower bound of the lag.
-	// An event not yet seen by any probe is younger than one probe interval.
-	lag := 0.0
-	if bound, ok := t.space.timeline.CommitBound(rv); ok && now.After(bound) {
-		lag = now.Sub(bound).Seconds()
+	// An event not yet seen by any probe is younger than one probe interval;
+	// without a head probe (embedded use) there is no bound at all.
+	bound, ok := t.space.timeline.CommitBound(rv)
+	switch {
+	case ok:
+		t.deliveryLag.Observe(max(0, now.Sub(bound).Seconds()))
+	case t.space.probing():
+		t.deliveryLag.Observe(0)
 	}
-	t.deliveryLag.Observe(lag)
 }
 
 // refreshFreshLocked moves the freshness time forward to the latest probe
