@@ -145,6 +145,14 @@ type Config struct {
 	MaxResources int `json:"maxResources,omitempty"`
 	// Canary configures the heartbeat writer.
 	Canary CanaryConfig `json:"canary,omitzero"`
+	// Shard and TotalShards split the resources across replicas by a hash
+	// of their names: this replica watches those with ShardOf == Shard.
+	// TotalShards 0 or 1: no sharding.
+	Shard       int `json:"shard,omitempty"`
+	TotalShards int `json:"totalShards,omitempty"`
+	// ShardFromPodName takes Shard from the StatefulSet ordinal at the end
+	// of $POD_NAME (the chart's StatefulSet mode).
+	ShardFromPodName bool `json:"shardFromPodName,omitempty"`
 }
 
 // Defaults fills every unset field.
@@ -166,6 +174,9 @@ func (c *Config) Defaults() {
 			c.Resources = append(c.Resources, ResourceConfig{Name: n})
 		}
 	}
+	if c.TotalShards == 0 {
+		c.TotalShards = 1
+	}
 	c.Canary.defaults()
 	if c.Canary.On() {
 		// Canary objects are watched through the same instrumented path.
@@ -175,6 +186,19 @@ func (c *Config) Defaults() {
 			}
 		}
 	}
+}
+
+// ResolveShard sets Shard from $POD_NAME's ordinal when ShardFromPodName.
+func (c *Config) ResolveShard() error {
+	if !c.ShardFromPodName {
+		return nil
+	}
+	n, err := ordinal(os.Getenv("POD_NAME"))
+	if err != nil {
+		return fmt.Errorf("shardFromPodName: %w", err)
+	}
+	c.Shard = n
+	return nil
 }
 
 func (c *CanaryConfig) defaults() {
@@ -262,6 +286,11 @@ func (c *Config) Validate() error {
 		if bad := validation.IsDNS1123Subdomain(c.Canary.Name); len(bad) > 0 {
 			errs = append(errs, fmt.Errorf("canary.name %q: %s", c.Canary.Name, bad[0]))
 		}
+	}
+	if c.TotalShards < 1 {
+		errs = append(errs, fmt.Errorf("totalShards %d: must be at least 1", c.TotalShards))
+	} else if c.Shard < 0 || c.Shard >= c.TotalShards {
+		errs = append(errs, fmt.Errorf("shard %d: must be in [0, totalShards=%d)", c.Shard, c.TotalShards))
 	}
 	seen := map[string]bool{}
 	for i, r := range c.Resources {

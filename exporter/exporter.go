@@ -52,6 +52,9 @@ type Exporter struct {
 // address, so that configuration and address errors surface before Run.
 func New(opts Options) (*Exporter, error) {
 	opts.Config.Defaults()
+	if err := opts.Config.ResolveShard(); err != nil {
+		return nil, &ConfigError{err}
+	}
 	if err := opts.Config.Validate(); err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -164,7 +167,10 @@ func (e *Exporter) canaries(client dynamic.Interface, byName map[string]Resolved
 	}
 	var out []*probe.Canary
 	for _, n := range cc.Resources {
-		r := byName[n]
+		r, mine := byName[n]
+		if !mine {
+			continue // another shard watches it, and runs its canary
+		}
 		if !r.Namespaced {
 			return nil, &ConfigError{fmt.Errorf("canary.resources: %s is cluster-scoped; a canary object must be namespaced", n)}
 		}
@@ -190,7 +196,7 @@ func (e *Exporter) resolve(ctx context.Context) ([]Resolved, error) {
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: 30 * time.Second}
 	err = wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
 		var rerr error
-		resolved, rerr = Resolve(dc, e.opts.Config.Resources)
+		resolved, rerr = Resolve(dc, e.opts.Config.OwnResources())
 		var unknown *UnknownResourceError
 		switch {
 		case rerr == nil:

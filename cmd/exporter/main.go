@@ -102,6 +102,9 @@ func parseFlags(args []string, stderr io.Writer) (exporter.Config, error) {
 		canary       = fs.Bool("canary", true, "write a heartbeat object every --canary-interval and time its delivery by the exporter's own informer")
 		canaryEvery  = fs.Duration("canary-interval", exporter.DefaultCanaryInterval, "period of canary writes")
 		canaryDead   = fs.Duration("canary-deadline", exporter.DefaultCanaryDeadline, "a canary write not delivered within this counts as lost")
+		shard        = fs.Int("shard", 0, "this replica's shard, in [0, --total-shards): it watches the resources whose name hashes to it")
+		totalShards  = fs.Int("total-shards", 1, "number of shards the resources are split across (one replica each)")
+		shardFromPod = fs.Bool("shard-from-pod-name", false, "take --shard from the StatefulSet ordinal ending $POD_NAME")
 		canaryNS     = fs.String("canary-namespace", "", "namespace of the canary objects (default: the exporter's own namespace: $POD_NAMESPACE, else the service account's, else default)")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -143,7 +146,13 @@ func parseFlags(args []string, stderr io.Writer) (exporter.Config, error) {
 	override("canary-interval", func() { cfg.Canary.Interval.Duration = *canaryEvery })
 	override("canary-deadline", func() { cfg.Canary.Deadline.Duration = *canaryDead })
 	override("canary-namespace", func() { cfg.Canary.Namespace = *canaryNS })
+	override("shard", func() { cfg.Shard = *shard })
+	override("total-shards", func() { cfg.TotalShards = *totalShards })
+	override("shard-from-pod-name", func() { cfg.ShardFromPodName = *shardFromPod })
 	cfg.Defaults()
+	if err := cfg.ResolveShard(); err != nil {
+		return cfg, err
+	}
 	return cfg, cfg.Validate()
 }
 
