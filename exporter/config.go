@@ -150,6 +150,14 @@ type Config struct {
 	// TotalShards 0 or 1: no sharding.
 	Shard       int `json:"shard,omitempty"`
 	TotalShards int `json:"totalShards,omitempty"`
+	// SecureMetrics serves /metrics over TLS and allows only scrapers whose
+	// bearer token may `get` the non-resource URL /metrics (TokenReview +
+	// SubjectAccessReview); the exporter then needs the rights of the
+	// system:auth-delegator ClusterRole.
+	SecureMetrics bool `json:"secureMetrics,omitempty"`
+	// MetricsCertDir holds tls.crt and tls.key for secure serving; empty:
+	// a self-signed certificate made at start.
+	MetricsCertDir string `json:"metricsCertDir,omitempty"`
 	// ShardFromPodName takes Shard from the StatefulSet ordinal at the end
 	// of $POD_NAME (the chart's StatefulSet mode).
 	ShardFromPodName bool `json:"shardFromPodName,omitempty"`

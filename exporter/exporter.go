@@ -98,9 +98,18 @@ func (e *Exporter) Monitor() *probe.Monitor { return e.monitor }
 // ConfigError when a configured resource does not exist.
 func (e *Exporter) Run(ctx context.Context) error {
 	log := e.opts.Logger
-	srv := &http.Server{Handler: newMux(e.reg, &e.ready), ReadHeaderTimeout: 10 * time.Second}
+	srv, err := e.server()
+	if err != nil {
+		return &ConfigError{err}
+	}
 	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.Serve(e.ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			srvErr <- srv.ServeTLS(e.ln, "", "")
+		} else {
+			srvErr <- srv.Serve(e.ln)
+		}
+	}()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -157,6 +166,25 @@ func (e *Exporter) Run(ctx context.Context) error {
 	case err := <-probeErr:
 		return err
 	}
+}
+
+// server builds the HTTP server, with secure serving when configured.
+func (e *Exporter) server() (*http.Server, error) {
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second}
+	var guard func(http.Handler) (http.Handler, error)
+	if e.opts.Config.SecureMetrics {
+		var err error
+		srv.TLSConfig, guard, err = secureServing(e.opts.ProbeConfig, e.opts.Config.MetricsCertDir, e.opts.Logger)
+		if err != nil {
+			return nil, err
+		}
+	}
+	mux, err := newMux(e.reg, &e.ready, guard)
+	if err != nil {
+		return nil, err
+	}
+	srv.Handler = mux
+	return srv, nil
 }
 
 // canaries builds one canary per configured canary resource.

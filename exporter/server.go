@@ -1,24 +1,40 @@
 package exporter
 
 import (
+	"crypto/tls"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 )
 
-// newMux serves /metrics from gatherer, /healthz (the process answers) and
-// /readyz (the configuration resolved and the informers started). Readiness
-// does not follow the API server's health on purpose: an exporter that went
-// unready when the API server failed would hide the very outage it reports.
-func newMux(gatherer prometheus.Gatherer, ready *atomic.Bool) *http.ServeMux {
+// newMux serves /metrics from gatherer (through guard, when not nil: the
+// authentication and authorization filter), /healthz (the process answers)
+// and /readyz (the configuration resolved and the informers started).
+// Readiness does not follow the API server's health on purpose: an exporter
+// that went unready when the API server failed would hide the very outage it
+// reports.
+func newMux(gatherer prometheus.Gatherer, ready *atomic.Bool, guard func(http.Handler) (http.Handler, error)) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+	var metrics http.Handler = promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		Timeout:             10 * time.Second,
 		MaxRequestsInFlight: 10,
-	}))
+	})
+	if guard != nil {
+		var err error
+		if metrics, err = guard(metrics); err != nil {
+			return nil, err
+		}
+	}
+	mux.Handle("/metrics", metrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
@@ -36,5 +52,36 @@ func newMux(gatherer prometheus.Gatherer, ready *atomic.Bool) *http.ServeMux {
 		}
 		_, _ = w.Write([]byte(`<html><head><title>rvsync exporter</title></head><body><h1>rvsync exporter</h1><p><a href="/metrics">Metrics</a></p></body></html>`))
 	})
-	return mux
+	return mux, nil
+}
+
+// secureServing returns the TLS configuration and the /metrics guard of
+// secure serving: TLS with the key pair in certDir (tls.crt, tls.key) or a
+// self-signed one, and controller-runtime's filter that authenticates each
+// scrape's bearer token with a TokenReview and authorizes `get` on the
+// non-resource URL /metrics with a SubjectAccessReview.
+func secureServing(c *rest.Config, certDir string, log logr.Logger) (*tls.Config, func(http.Handler) (http.Handler, error), error) {
+	var cert tls.Certificate
+	var err error
+	if certDir != "" {
+		cert, err = tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"))
+	} else {
+		var certPEM, keyPEM []byte
+		if certPEM, keyPEM, err = certutil.GenerateSelfSignedCertKey("rvsync-exporter", nil, []string{"localhost"}); err == nil {
+			cert, err = tls.X509KeyPair(certPEM, keyPEM)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics TLS certificate: %w", err)
+	}
+	hc, err := rest.HTTPClientFor(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	filter, err := filters.WithAuthenticationAndAuthorization(c, hc)
+	if err != nil {
+		return nil, nil, err
+	}
+	guard := func(h http.Handler) (http.Handler, error) { return filter(log, h) }
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, guard, nil
 }

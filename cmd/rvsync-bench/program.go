@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// program is one of the binaries under comparison.
+type program struct {
+	name string // "exporter" or "baseline"
+	bin  string
+	args []string // besides --kubeconfig (and the exporter's --listen-address)
+}
+
+const (
+	exporterName = "exporter"
+	baselineName = "baseline"
+)
+
+// running is a started program.
+type running struct {
+	prog    *program
+	cmd     *exec.Cmd
+	lines   chan string // the baseline's stdout
+	metrics string      // the exporter's /metrics URL
+}
+
+// start runs p against kubeconfig, logging its stderr into dir.
+func (p *program) start(kubeconfig, dir string) (*running, error) {
+	args := append([]string{"--kubeconfig", kubeconfig}, p.args...)
+	r := &running{prog: p}
+	if p.name == exporterName {
+		addr, err := freeAddress()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--listen-address", addr)
+		r.metrics = "http://" + addr + "/metrics"
+	}
+	r.cmd = exec.Command(p.bin, args...)
+	logFile, err := os.Create(filepath.Join(dir, p.name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	r.cmd.Stderr = logFile
+	stdout, err := r.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.cmd.Start(); err != nil {
+		return nil, err
+	}
+	r.lines = make(chan string, 64)
+	go func() {
+		defer logFile.Close()
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+	}()
+	return r, nil
+}
+
+func freeAddress() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func (r *running) pid() int { return r.cmd.Process.Pid }
+
+// waitSynced waits until the program's informer for resource holds at least
+// objects objects.
+func (r *running) waitSynced(ctx context.Context, resource string, objects int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if r.prog.name == baselineName {
+		_, err := r.readLine(ctx, "synced objects=")
+		return err
+	}
+	labels := map[string]string{catalog.LabelResource: resource}
+	for {
+		if m, err := testenv.Scrape(r.metrics); err == nil {
+			synced, _ := m.Value(catalog.InformerSynced.Name, labels)
+			n, _ := m.Value(catalog.Objects.Name, labels)
+			if synced == 1 && int(n) >= objects {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: not synced: %w", r.prog.name, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// events returns how many watch events of resource the program has
+// processed: the exporter's delivery-lag observations, or the baseline's
+// handler count.
+func (r *running) events(ctx context.Context, resource string) (float64, error) {
+	if r.prog.name == baselineName {
+		if err := r.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+			return 0, err
+		}
+		v, err := r.readLine(ctx, "events=")
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseFloat(v, 64)
+	}
+	m, err := testenv.Scrape(r.metrics)
+	if err != nil {
+		return 0, err
+	}
+	h, ok := m.Histogram(catalog.EventDeliveryLag.Name, map[string]string{catalog.LabelResource: resource})
+	if !ok {
+		return 0, nil
+	}
+	return float64(h.GetSampleCount()), nil
+}
+
+// readLine returns the rest of the next stdout line starting with prefix.
+func (r *running) readLine(ctx context.Context, prefix string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				return "", fmt.Errorf("%s exited (see its log)", r.prog.name)
+			}
+			if rest, found := strings.CutPrefix(line, prefix); found {
+				v, _, _ := strings.Cut(rest, " ")
+				return v, nil
+			}
+		case <-ctx.Done():
+			return "", fmt.Errorf("%s: no %q line: %w", r.prog.name, prefix, ctx.Err())
+		}
+	}
+}
+
+// stop terminates the program and waits for it.
+func (r *running) stop() {
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		_ = r.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-done
+	}
+}

@@ -1,0 +1,120 @@
+package collector
+
+import (
+	"io"
+	"strconv"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+)
+
+// Benchmarks of the scrape path with 200 resources (the default
+// maxResources). Run with
+//
+//	go test -run '^$' -bench . -benchmem ./exporter/collector
+//
+// They report; they assert nothing about speed.
+
+const benchResources = 200
+
+// benchRegistry returns a registry with every family of 200 resources
+// populated as a busy exporter has them: all gauges known, every histogram
+// and counter series present.
+func benchRegistry(b *testing.B) *prometheus.Registry {
+	b.Helper()
+	snaps := make([]Snapshot, benchResources)
+	m := NewMetrics()
+	for i := range snaps {
+		r := "resource" + strconv.Itoa(i) + ".example.com"
+		snaps[i] = Snapshot{
+			Resource: r, HeadKnown: true, HeadRV: 123456, InformerKnown: true, InformerRV: 123400,
+			LagKnown: true, Lag: 56, StalenessKnown: true, StalenessSeconds: 1.5, Synced: true, Objects: 250,
+			CanaryLastDelivered: 1.8e9,
+		}
+		if i%10 == 0 {
+			snaps[i].Convergence = &Convergence{Unconverged: 1, OldestSeconds: 3}
+			m.GenerationConvergence.WithLabelValues(r).Observe(2)
+		}
+		m.EventDeliveryLag.WithLabelValues(r).Observe(0.01)
+		m.WatchDeliveryLatency.WithLabelValues(r).Observe(0.01)
+		for _, kind := range []string{catalog.KindList, catalog.KindWatchList, catalog.KindProbe} {
+			for _, result := range []string{catalog.ResultSuccess, catalog.ResultError} {
+				m.ListDuration.WithLabelValues(r, kind, result).Observe(0.1)
+			}
+		}
+		for _, reason := range []string{catalog.RelistInitial, catalog.RelistExpired, catalog.RelistError} {
+			m.Relists.WithLabelValues(r, reason).Inc()
+		}
+		m.WatchStarts.WithLabelValues(r).Inc()
+		m.WatchErrors.WithLabelValues(r, catalog.ReasonExpired).Inc()
+		m.Regressions.WithLabelValues(r).Add(0)
+		m.ProbeErrors.WithLabelValues(r, catalog.ProbeHead, catalog.ReasonTimeout).Inc()
+		m.TimelineDropped.WithLabelValues(r).Add(0)
+		m.CanaryWrites.WithLabelValues(r, catalog.ResultSuccess).Inc()
+		m.CanaryLost.WithLabelValues(r).Add(0)
+	}
+	reg := prometheus.NewRegistry()
+	if err := m.Register(reg, SourceFunc(func() []Snapshot { return snaps }), &BuildInfo{Version: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
+
+// BenchmarkGather200 collects every family of 200 resources.
+func BenchmarkGather200(b *testing.B) {
+	reg := benchRegistry(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScrape200 is a whole scrape of 200 resources: gather and encode
+// the text exposition, as promhttp does.
+func BenchmarkScrape200(b *testing.B) {
+	reg := benchRegistry(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		mfs, err := reg.Gather()
+		if err != nil {
+			b.Fatal(err)
+		}
+		enc := expfmt.NewEncoder(io.Discard, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, mf := range mfs {
+			if err := enc.Encode(mf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkGaugeCollect200 is the scrape-time gauges alone.
+func BenchmarkGaugeCollect200(b *testing.B) {
+	snaps := make([]Snapshot, benchResources)
+	for i := range snaps {
+		snaps[i] = Snapshot{Resource: "r" + strconv.Itoa(i), HeadKnown: true, InformerKnown: true, LagKnown: true, StalenessKnown: true}
+	}
+	c := &gaugeCollector{src: SourceFunc(func() []Snapshot { return snaps })}
+	ch := make(chan prometheus.Metric, 16)
+	done := make(chan struct{})
+	go func() {
+		for range ch {
+		}
+		close(done)
+	}()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Collect(ch)
+	}
+	b.StopTimer()
+	close(ch)
+	<-done
+}
