@@ -131,7 +131,7 @@ func TestCustomResourceConvergence(t *testing.T) {
 	env := sharedEnv(t)
 	ctx := context.Background()
 	crd := widgetCRD()
-	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}); err != nil {
+	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, MaxTime: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := exporter.Config{Resources: []exporter.ResourceConfig{{Name: "widgets.example.com", Convergence: new(true)}}}

@@ -17,13 +17,19 @@ import (
 // reasons, watch starts and errors, and the RV of every event and bookmark.
 //
 // Relists are counted here rather than in the reflector's watch error
-// handler, which never sees a 410 delivered inside a running watch. It does
-// not implement IsWatchListSemanticsUnSupported, so a reflector may stream
-// (client-go's default since 1.35) whenever the wrapped client can.
+// handler, which never sees a 410 delivered inside a running watch. A
+// reflector may stream (client-go's default since 1.35) exactly when the
+// wrapped ListerWatcher may: IsWatchListSemanticsUnSupported passes its
+// answer through.
 type listerWatcher struct {
-	inner   cache.ListerWatcherWithContext
-	tracker *Tracker
+	inner       cache.ListerWatcherWithContext
+	tracker     *Tracker
+	noWatchList bool
 }
+
+// IsWatchListSemanticsUnSupported reports the wrapped ListerWatcher's answer
+// (fake clients, for one, cannot stream lists).
+func (lw *listerWatcher) IsWatchListSemanticsUnSupported() bool { return lw.noWatchList }
 
 var _ cache.ListerWatcherWithContext = (*listerWatcher)(nil)
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 	"k8s.io/utils/clock"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
@@ -145,7 +146,7 @@ func (m *Monitor) AddHeadSource(space, resource string, head HeadFunc) {
 // Instrument wraps the ListerWatcher of resource's informer so that
 // everything it lists and watches is measured by the resource's tracker.
 func (m *Monitor) Instrument(t *Tracker, lw cache.ListerWatcher) cache.ListerWatcher {
-	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), tracker: t}
+	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), tracker: t, noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
 }
 
 // Run probes the head of every RV space each probe interval until ctx ends.
