@@ -282,14 +282,21 @@ func sameLabels(a, b map[string]string) bool {
 	return true
 }
 
-// waitFresh waits until every informer is synced, the canary resource's
-// cache is fresh and a canary written after since was delivered.
+// waitFresh waits until every informer is synced and none is near the
+// watch-stalled threshold (a quiet resource is fresh again at its next
+// bookmark), the canary resource's cache is fresh, and a canary written
+// after since was delivered.
 func (s *stack) waitFresh(t *testing.T, since time.Time) {
 	t.Helper()
 	s.waitMetrics(t, 3*time.Minute, "every informer synced and fresh, canaries delivered", func(m testenv.Metrics) bool {
-		stale, ok := m.Value(catalog.CacheStaleness.Name, res(canaryResource))
+		for _, r := range s.resources {
+			if stale, ok := m.Value(catalog.CacheStaleness.Name, res(r)); !ok || stale > s.spec.Symptoms.StalledAfterSeconds*3/4 {
+				return false
+			}
+		}
+		stale, _ := m.Value(catalog.CacheStaleness.Name, res(canaryResource))
 		delivered, _ := m.Value(catalog.CanaryLastDelivered.Name, res(canaryResource))
-		return s.allSynced(m) && ok && stale < freshSeconds && delivered > float64(since.Unix())
+		return s.allSynced(m) && stale < freshSeconds && delivered > float64(since.Unix())
 	})
 }
 

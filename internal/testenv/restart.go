@@ -12,8 +12,13 @@ import (
 	"time"
 )
 
-// stopTimeout bounds a graceful stop of etcd or kube-apiserver.
-const stopTimeout = time.Minute
+// Grace periods of a stop before SIGKILL. kube-apiserver waits up to a
+// minute on SIGTERM for open watches to end; like a supervisor with a short
+// termination grace period, the tests do not wait that long.
+const (
+	apiServerGrace = 10 * time.Second
+	etcdGrace      = 30 * time.Second
+)
 
 // Processes are the control plane's etcd and kube-apiserver as processes a
 // test can pause, restart and restore. envtest keeps its process handles
@@ -42,10 +47,11 @@ func (e *Env) Processes(log io.Writer) (*Processes, error) {
 	return &Processes{env: e, Etcd: etcd, APIServer: api}, nil
 }
 
-// RestartAPIServer stops kube-apiserver and starts it again with the same
-// flags, certificates and port on the same etcd, and waits until it is ready.
+// RestartAPIServer stops kube-apiserver (SIGTERM, SIGKILL after a grace
+// period) and starts it again with the same flags, certificates and port on
+// the same etcd, and waits until it is ready.
 func (p *Processes) RestartAPIServer(ctx context.Context) error {
-	if err := p.APIServer.Stop(stopTimeout); err != nil {
+	if err := p.APIServer.Stop(apiServerGrace); err != nil {
 		return err
 	}
 	if err := p.APIServer.Start(); err != nil {
@@ -72,10 +78,10 @@ func (p *Processes) SnapshotEtcd(dir string, paused bool) error {
 // is replaced, etcd starts, then kube-apiserver starts on it. Resource
 // versions go back to those of the snapshot.
 func (p *Processes) RestoreEtcd(ctx context.Context, snapshot string) error {
-	if err := p.APIServer.Stop(stopTimeout); err != nil {
+	if err := p.APIServer.Stop(apiServerGrace); err != nil {
 		return err
 	}
-	if err := p.Etcd.Stop(stopTimeout); err != nil {
+	if err := p.Etcd.Stop(etcdGrace); err != nil {
 		return err
 	}
 	data := p.env.Environment.ControlPlane.Etcd.DataDir
@@ -100,8 +106,8 @@ func (p *Processes) RestoreEtcd(ctx context.Context, snapshot string) error {
 // Stop stops kube-apiserver, then etcd. envtest's Stop then finds them
 // ended and only removes their directories.
 func (p *Processes) Stop() error {
-	errAPI := p.APIServer.Stop(stopTimeout)
-	errEtcd := p.Etcd.Stop(stopTimeout)
+	errAPI := p.APIServer.Stop(apiServerGrace)
+	errEtcd := p.Etcd.Stop(etcdGrace)
 	if errAPI != nil {
 		return errAPI
 	}
