@@ -113,6 +113,22 @@ listing them cannot be granted without their data.
 {{- end }}
 
 {{/*
+ClusterRole rules of secure metrics: what the system:auth-delegator
+ClusterRole grants, so the exporter can check each scrape's bearer token
+(TokenReview) and its right to get /metrics (SubjectAccessReview).
+*/}}
+{{- define "rvsync-slo.authDelegatorRules" -}}
+{{- if .Values.metrics.secure }}
+- apiGroups: ["authentication.k8s.io"]
+  resources: ["tokenreviews"]
+  verbs: ["create"]
+- apiGroups: ["authorization.k8s.io"]
+  resources: ["subjectaccessreviews"]
+  verbs: ["create"]
+{{- end }}
+{{- end }}
+
+{{/*
 The exporter's config file (exporter.Config, read strictly by the exporter:
 keys here must exist there).
 */}}
@@ -129,6 +145,34 @@ canary:
   interval: {{ .Values.canary.interval }}
   deadline: {{ .Values.canary.deadline }}
   namespace: {{ .Release.Namespace }}
+{{- if .Values.sharding.enabled }}
+# the StatefulSet's pod <fullname>-N is shard N of totalShards
+totalShards: {{ .Values.sharding.shards }}
+shardFromPodName: true
+{{- end }}
+{{- if .Values.metrics.secure }}
+secureMetrics: true
+{{- with include "rvsync-slo.metricsCertDir" . }}
+metricsCertDir: {{ . }}
+{{- end }}
+{{- else if .Values.metrics.certSecret }}
+{{- fail "metrics.certSecret: the certificate is only served with metrics.secure=true" }}
+{{- end }}
+{{- end }}
+
+{{/*
+Scheme of the metrics port: https with secure metrics.
+*/}}
+{{- define "rvsync-slo.scheme" -}}
+{{- if .Values.metrics.secure }}https{{ else }}http{{ end }}
+{{- end }}
+
+{{/*
+Where the metrics certificate Secret (tls.crt, tls.key) is mounted; empty
+when the exporter makes a self-signed one.
+*/}}
+{{- define "rvsync-slo.metricsCertDir" -}}
+{{- if and .Values.metrics.secure .Values.metrics.certSecret }}/etc/rvsync-tls{{ end }}
 {{- end }}
 
 {{/*
