@@ -11,7 +11,12 @@ import (
 	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter"
@@ -124,7 +129,9 @@ func TestLintAndTemplate(t *testing.T) {
 			checkRules(t, m)
 			cfg, _ := exporterConfig(t, m)
 			checkClusterRole(t, m, cfg)
-			checkDeployment(t, m)
+			checkPod(t, m, cfg)
+			checkSelectors(t, m)
+			checkServiceMonitor(t, m, cfg)
 		})
 	}
 }
@@ -168,13 +175,43 @@ func promtoolCheck(t *testing.T, rules []byte) {
 	}
 }
 
+// fullname is the chart's full name: the name of its Service.
+func fullname(t *testing.T, m chart.Manifests) string {
+	t.Helper()
+	svc, err := m.One("Service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.GetName()
+}
+
+// authDelegatorRules are what the exporter needs on top of list/watch to
+// guard /metrics (the rules of system:auth-delegator).
+var authDelegatorRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+}
+
 // checkClusterRole: list and watch on exactly the configured resources, no
-// wildcard, no other verb.
+// wildcard, no other verb; with secure metrics also exactly the
+// auth-delegator rules.
 func checkClusterRole(t *testing.T, m chart.Manifests, cfg exporter.Config) {
 	t.Helper()
-	cr := into[rbacv1.ClusterRole](t, m, "ClusterRole")
+	u, err := m.Named("ClusterRole", fullname(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr rbacv1.ClusterRole
+	if err := chart.Into(u, &cr); err != nil {
+		t.Fatal(err)
+	}
 	var granted, want []string
+	var delegating []rbacv1.PolicyRule
 	for _, r := range cr.Rules {
+		if slices.Equal(r.Verbs, []string{"create"}) {
+			delegating = append(delegating, r)
+			continue
+		}
 		if !slices.Equal(r.Verbs, []string{"list", "watch"}) || len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 {
 			t.Errorf("rule %+v: want exactly list and watch on resources", r)
 		}
@@ -187,6 +224,13 @@ func checkClusterRole(t *testing.T, m chart.Manifests, cfg exporter.Config) {
 			}
 		}
 	}
+	var wantDelegating []rbacv1.PolicyRule
+	if cfg.SecureMetrics {
+		wantDelegating = authDelegatorRules
+	}
+	if !equality.Semantic.DeepEqual(delegating, wantDelegating) {
+		t.Errorf("create rules %+v, want %+v (secureMetrics %v)", delegating, wantDelegating, cfg.SecureMetrics)
+	}
 	cfg.Defaults() // adds the canary's resources, which the exporter watches too
 	for _, r := range cfg.Resources {
 		want = append(want, r.Name)
@@ -198,21 +242,115 @@ func checkClusterRole(t *testing.T, m chart.Manifests, cfg exporter.Config) {
 	}
 }
 
-// checkDeployment: the exporter reads the rendered config, probes its
-// health endpoints and runs locked down.
-func checkDeployment(t *testing.T, m chart.Manifests) {
+// workload returns the one exporter workload: the Deployment, or the
+// StatefulSet in sharded mode (never both), and its pod template.
+func workload(t *testing.T, m chart.Manifests) (kind string, pod corev1.PodTemplateSpec) {
 	t.Helper()
-	d := into[appsv1.Deployment](t, m, "Deployment")
-	c := d.Spec.Template.Spec.Containers[0]
+	deploys, sets := m.OfKind("Deployment"), m.OfKind("StatefulSet")
+	switch {
+	case len(deploys) == 1 && len(sets) == 0:
+		return "Deployment", into[appsv1.Deployment](t, m, "Deployment").Spec.Template
+	case len(deploys) == 0 && len(sets) == 1:
+		return "StatefulSet", into[appsv1.StatefulSet](t, m, "StatefulSet").Spec.Template
+	}
+	t.Fatalf("want one Deployment or one StatefulSet, rendered %d and %d", len(deploys), len(sets))
+	return "", pod
+}
+
+// checkPod: the exporter reads the rendered config, probes its health
+// endpoints in the scheme it serves, mounts its metrics certificate where
+// the config says, and runs locked down.
+func checkPod(t *testing.T, m chart.Manifests, cfg exporter.Config) {
+	t.Helper()
+	_, tmpl := workload(t, m)
+	c := tmpl.Spec.Containers[0]
 	if !slices.Contains(c.Args, "--config=/etc/rvsync/config.yaml") {
 		t.Errorf("args %v: want --config=/etc/rvsync/config.yaml", c.Args)
 	}
-	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
-		t.Errorf("want liveness /healthz and readiness /readyz, have %+v %+v", c.LivenessProbe, c.ReadinessProbe)
+	scheme := corev1.URISchemeHTTP
+	if cfg.SecureMetrics {
+		scheme = corev1.URISchemeHTTPS
+	}
+	for path, p := range map[string]*corev1.Probe{"/healthz": c.LivenessProbe, "/readyz": c.ReadinessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != path || p.HTTPGet.Scheme != scheme {
+			t.Errorf("probe %+v: want %s %s", p, scheme, path)
+		}
+	}
+	if dir := cfg.MetricsCertDir; dir != "" {
+		i := slices.IndexFunc(c.VolumeMounts, func(v corev1.VolumeMount) bool { return v.MountPath == dir })
+		if i < 0 {
+			t.Fatalf("metricsCertDir %s is not mounted: %+v", dir, c.VolumeMounts)
+		}
+		j := slices.IndexFunc(tmpl.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[i].Name })
+		if j < 0 || tmpl.Spec.Volumes[j].Secret == nil {
+			t.Errorf("metricsCertDir %s: want a Secret volume, have %+v", dir, tmpl.Spec.Volumes)
+		}
 	}
 	sc := c.SecurityContext
 	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
 		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("container securityContext %+v: want read-only root, no privilege escalation, drop ALL", sc)
+	}
+}
+
+// checkSelectors: the Service, PodDisruptionBudget and NetworkPolicy select
+// the exporter's pods, whichever workload runs them.
+func checkSelectors(t *testing.T, m chart.Manifests) {
+	t.Helper()
+	kind, tmpl := workload(t, m)
+	pods := labels.Set(tmpl.Labels)
+	svc := into[corev1.Service](t, m, "Service")
+	selectors := map[string]labels.Selector{"Service": labels.SelectorFromSet(svc.Spec.Selector)}
+	if len(m.OfKind("PodDisruptionBudget")) > 0 {
+		pdb := into[policyv1.PodDisruptionBudget](t, m, "PodDisruptionBudget")
+		selectors["PodDisruptionBudget"] = labelSelector(t, pdb.Spec.Selector)
+	}
+	if len(m.OfKind("NetworkPolicy")) > 0 {
+		np := into[networkingv1.NetworkPolicy](t, m, "NetworkPolicy")
+		selectors["NetworkPolicy"] = labelSelector(t, &np.Spec.PodSelector)
+	}
+	for what, sel := range selectors {
+		if sel.Empty() || !sel.Matches(pods) {
+			t.Errorf("%s selector %v does not select the %s's pods %v", what, sel, kind, pods)
+		}
+	}
+}
+
+func labelSelector(t *testing.T, ls *metav1.LabelSelector) labels.Selector {
+	t.Helper()
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
+// serviceAccountToken is where Prometheus' pod finds its own token.
+const serviceAccountToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+// checkServiceMonitor: with secure metrics the ServiceMonitor scrapes https
+// with the Prometheus pod's token, verifying the certificate when a CA is
+// configured and skipping verification otherwise; without, plain http.
+func checkServiceMonitor(t *testing.T, m chart.Manifests, cfg exporter.Config) {
+	t.Helper()
+	if len(m.OfKind(monv1.ServiceMonitorsKind)) == 0 {
+		return
+	}
+	sm := into[monv1.ServiceMonitor](t, m, monv1.ServiceMonitorsKind)
+	for _, ep := range sm.Spec.Endpoints {
+		if !cfg.SecureMetrics {
+			if ep.Scheme != nil || ep.BearerTokenFile != "" || ep.TLSConfig != nil {
+				t.Errorf("endpoint %+v: want plain http without credentials", ep)
+			}
+			continue
+		}
+		if ep.Scheme.String() != "https" || ep.BearerTokenFile != serviceAccountToken || ep.TLSConfig == nil {
+			t.Errorf("endpoint %+v: want https with bearerTokenFile %s and a tlsConfig", ep, serviceAccountToken)
+			continue
+		}
+		skip := ep.TLSConfig.InsecureSkipVerify != nil && *ep.TLSConfig.InsecureSkipVerify
+		if hasCA := ep.TLSConfig.CA != (monv1.SecretOrConfigMap{}) || ep.TLSConfig.CAFile != ""; hasCA == skip {
+			t.Errorf("tlsConfig %+v: want insecureSkipVerify exactly when no CA is configured", ep.TLSConfig)
+		}
 	}
 }
