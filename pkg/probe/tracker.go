@@ -150,6 +150,13 @@ func (t *Tracker) onProbe(head uint64, regressed bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if regressed {
+		// The informer's RV belongs to a history the store no longer has:
+		// it proves nothing until the informer lists again. Staleness keeps
+		// growing from the last time freshness was proven.
+		t.informerRV, t.lagKnown, t.prevRV = 0, false, 0
+		return
+	}
 	if t.opaque || t.informerRV == 0 {
 		return
 	}
