@@ -116,7 +116,7 @@ func run(ctx context.Context, listen string, every time.Duration, rate float64) 
 func printTable(w io.Writer, m testenv.Metrics) {
 	fmt.Fprintf(w, "%s\n", time.Now().Format(time.TimeOnly))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "resource\tsynced\tobjects\tRV lag\tstaleness s\tList p95 s (all kinds)\tdelivery p99 s\trelists\t")
+	fmt.Fprintln(tw, "resource\tsynced\tobjects\tRV lag\tstaleness s\tList p95 s\tdelivery p99 s\tcanary p50 s\trelists\tunconverged\t")
 	names := append([]string(nil), demoResources...)
 	sort.Strings(names)
 	for _, n := range names {
@@ -137,10 +137,10 @@ func printTable(w io.Writer, m testenv.Metrics) {
 		if v, ok := m.Value(catalog.CacheStaleness.Name, r); ok {
 			stale = fmt.Sprintf("%.1f", v)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", n,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", n,
 			value(catalog.InformerSynced), value(catalog.Objects), value(catalog.ResourceVersionLag), stale,
 			quantile(catalog.ListDuration, 0.95), quantile(catalog.EventDeliveryLag, 0.99),
-			m.Sum(catalog.Relists.Name, r))
+			quantile(catalog.WatchDeliveryLatency, 0.5), m.Sum(catalog.Relists.Name, r), value(catalog.UnconvergedObjects))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
