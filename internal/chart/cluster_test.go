@@ -2,8 +2,10 @@ package chart_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr/testr"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +33,7 @@ func TestControlPlane(t *testing.T) {
 	env := testenv.StartT(t, testenv.Options{})
 	t.Run("ManifestsApply", func(t *testing.T) { testManifestsApply(t, env) })
 	t.Run("RBACSufficiency", func(t *testing.T) { testRBACSufficiency(t, env) })
+	t.Run("SecureMetricsRBAC", func(t *testing.T) { testSecureMetricsRBAC(t, env) })
 	t.Run("PodSecurityRestricted", func(t *testing.T) { testPodSecurityRestricted(t, env) })
 }
 
@@ -70,7 +74,7 @@ func impersonating(env *testenv.Env, namespace, sa string) *rest.Config {
 }
 
 // runExporter runs the exporter in-process with cfg until stop is called or
-// the test ends, and returns its /metrics URL.
+// the test ends, and returns its /metrics URL (https with secure metrics).
 func runExporter(t *testing.T, cfg exporter.Config, client *rest.Config) (url string, stop func()) {
 	t.Helper()
 	cfg.ListenAddress = "127.0.0.1:0"
@@ -92,7 +96,11 @@ func runExporter(t *testing.T, cfg exporter.Config, client *rest.Config) (url st
 		})
 	}
 	t.Cleanup(stop)
-	return "http://" + e.Addr() + "/metrics", stop
+	scheme := "http"
+	if cfg.SecureMetrics {
+		scheme = "https"
+	}
+	return scheme + "://" + e.Addr() + "/metrics", stop
 }
 
 func waitMetric(t *testing.T, url, msg string, cond func(testenv.Metrics) bool) {
@@ -205,6 +213,100 @@ func testRBACSufficiency(t *testing.T, env *testenv.Env) {
 	})
 }
 
+// testSecureMetricsRBAC runs the exporter with secure metrics as the
+// chart's ServiceAccount, with the chart's RBAC applied: its ClusterRole
+// lets it review tokens and access, so a ServiceAccount listed in
+// metrics.readers scrapes /metrics (200) and another one is refused (403),
+// while /healthz needs no token. Without the review rules not even the
+// reader gets the metrics.
+func testSecureMetricsRBAC(t *testing.T, env *testenv.Env) {
+	a := applier(t, env)
+	const ns, release, reader, other = "rvsync-secure", "secure", "scraper", "other"
+	values := secureValues(reader, nil)
+	values["resources"] = []string{"configmaps", "namespaces"}
+	m := render(t, chart.Options{Release: release, Namespace: ns, Values: values})
+	core, _ := m.Split()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := a.Apply(ctx, core); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EnsureNamespace(ctx, readerNamespace, nil); err != nil {
+		t.Fatal(err)
+	}
+	// TokenRequest tokens of the reader and of another ServiceAccount
+	token := func(name string) string {
+		t.Helper()
+		sas := env.Client.CoreV1().ServiceAccounts(readerNamespace)
+		if _, err := sas.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		tr, err := sas.CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	readerToken, otherToken := token(reader), token(other)
+	cfg, raw := exporterConfig(t, m)
+	if !cfg.SecureMetrics {
+		t.Fatalf("config without secureMetrics:\n%s", raw)
+	}
+	sa := into[corev1.ServiceAccount](t, m, "ServiceAccount")
+	asSA := impersonating(env, ns, sa.Name)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	get := func(url, bearer string) int {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	t.Run("a reader scrapes, another ServiceAccount is forbidden", func(t *testing.T) {
+		url, stop := runExporter(t, cfg, asSA)
+		defer stop()
+		testenv.WaitFor(t, time.Minute, "the reader's scrape answered 200", func() (bool, error) { return get(url, readerToken) == http.StatusOK, nil })
+		if code := get(url, otherToken); code != http.StatusForbidden {
+			t.Errorf("a ServiceAccount not in metrics.readers: status %d, want 403", code)
+		}
+		if code := get(strings.TrimSuffix(url, "/metrics")+"/healthz", ""); code != http.StatusOK {
+			t.Errorf("/healthz without a token: status %d, want 200 (the probes carry none)", code)
+		}
+	})
+
+	t.Run("without the review rules the reader gets nothing", func(t *testing.T) {
+		cr, err := m.Named("ClusterRole", fullname(t, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr = cr.DeepCopy()
+		rules, _ := cr.Object["rules"].([]any)
+		cr.Object["rules"] = slices.DeleteFunc(slices.Clone(rules), func(r any) bool {
+			return slices.Contains(r.(map[string]any)["verbs"].([]any), any("create"))
+		})
+		if err := a.Apply(ctx, chart.Manifests{cr}); err != nil {
+			t.Fatal(err)
+		}
+		url, stop := runExporter(t, cfg, asSA)
+		defer stop()
+		testenv.WaitFor(t, time.Minute, "/healthz answered", func() (bool, error) {
+			return get(strings.TrimSuffix(url, "/metrics")+"/healthz", "") == http.StatusOK, nil
+		})
+		if code := get(url, readerToken); code == http.StatusOK {
+			t.Errorf("the reader scraped although the exporter may not review tokens")
+		}
+	})
+}
+
 // withoutResource removes a plural.group from the rules of a rendered
 // ClusterRole, dropping a rule left without resources.
 func withoutResource(t *testing.T, cr map[string]any, name string) {
@@ -247,25 +349,42 @@ func testPodSecurityRestricted(t *testing.T, env *testenv.Env) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	pods := env.Client.CoreV1().Pods(ns)
+	admit := func(name string, tmpl corev1.PodTemplateSpec) *corev1.Pod {
+		t.Helper()
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: tmpl.Labels}, Spec: tmpl.Spec}
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("the chart's %s pod is not admitted under the restricted Pod Security Standard: %v", name, err)
+		}
+		return pod
+	}
 	m := render(t, chart.Options{Release: "psa", Namespace: ns})
 	core, _ := m.Split()
 	if err := a.Apply(ctx, core); err != nil {
 		t.Fatal(err)
 	}
-	d := into[appsv1.Deployment](t, m, "Deployment")
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "exporter", Namespace: ns, Labels: d.Spec.Template.Labels},
-		Spec:       d.Spec.Template.Spec,
+	pod := admit("exporter", into[appsv1.Deployment](t, m, "Deployment").Spec.Template)
+	// the sharded StatefulSet's pod, with secure metrics and their
+	// certificate Secret volume
+	sharded, err := chart.Scenarios()
+	if err != nil {
+		t.Fatal(err)
 	}
-	pods := env.Client.CoreV1().Pods(ns)
-	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("the chart's pod is not admitted under the restricted Pod Security Standard: %v", err)
+	sharded = slices.DeleteFunc(sharded, func(f string) bool { return !strings.HasSuffix(f, "/sharded-secure-values.yaml") })
+	if len(sharded) != 1 {
+		t.Fatal("no ci/sharded-secure-values.yaml scenario")
 	}
+	ms := render(t, chart.Options{Release: "psa-sharded", Namespace: ns, ValuesFiles: sharded})
+	core, _ = ms.Split()
+	if err := a.Apply(ctx, core); err != nil {
+		t.Fatal(err)
+	}
+	admit("exporter-shard", into[appsv1.StatefulSet](t, ms, "StatefulSet").Spec.Template)
 	bad := pod.DeepCopy()
 	bad.Name = "escalating"
 	escalate := true
 	bad.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = &escalate
-	_, err := pods.Create(ctx, bad, metav1.CreateOptions{})
+	_, err = pods.Create(ctx, bad, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PodSecurity") {
 		t.Fatalf("a pod allowing privilege escalation: want a PodSecurity rejection, got %v", err)
 	}
