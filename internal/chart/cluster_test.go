@@ -2,7 +2,6 @@ package chart_test
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -254,16 +253,15 @@ func testSecureMetricsRBAC(t *testing.T, env *testenv.Env) {
 	}
 	sa := into[corev1.ServiceAccount](t, m, "ServiceAccount")
 	asSA := impersonating(env, ns, sa.Name)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	get := func(url, bearer string) int {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	// status GETs url as a Kubernetes client holding token would: bearer
+	// token, TLS (the certificate is self-signed, so unverified)
+	status := func(url, token string) int {
+		t.Helper()
+		c, err := rest.HTTPClientFor(&rest.Config{BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, Timeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
-		}
-		resp, err := client.Do(req)
+		resp, err := c.Get(url)
 		if err != nil {
 			return 0
 		}
@@ -274,11 +272,11 @@ func testSecureMetricsRBAC(t *testing.T, env *testenv.Env) {
 	t.Run("a reader scrapes, another ServiceAccount is forbidden", func(t *testing.T) {
 		url, stop := runExporter(t, cfg, asSA)
 		defer stop()
-		testenv.WaitFor(t, time.Minute, "the reader's scrape answered 200", func() (bool, error) { return get(url, readerToken) == http.StatusOK, nil })
-		if code := get(url, otherToken); code != http.StatusForbidden {
+		testenv.WaitFor(t, time.Minute, "the reader's scrape answered 200", func() (bool, error) { return status(url, readerToken) == http.StatusOK, nil })
+		if code := status(url, otherToken); code != http.StatusForbidden {
 			t.Errorf("a ServiceAccount not in metrics.readers: status %d, want 403", code)
 		}
-		if code := get(strings.TrimSuffix(url, "/metrics")+"/healthz", ""); code != http.StatusOK {
+		if code := status(strings.TrimSuffix(url, "/metrics")+"/healthz", ""); code != http.StatusOK {
 			t.Errorf("/healthz without a token: status %d, want 200 (the probes carry none)", code)
 		}
 	})
@@ -299,9 +297,9 @@ func testSecureMetricsRBAC(t *testing.T, env *testenv.Env) {
 		url, stop := runExporter(t, cfg, asSA)
 		defer stop()
 		testenv.WaitFor(t, time.Minute, "/healthz answered", func() (bool, error) {
-			return get(strings.TrimSuffix(url, "/metrics")+"/healthz", "") == http.StatusOK, nil
+			return status(strings.TrimSuffix(url, "/metrics")+"/healthz", "") == http.StatusOK, nil
 		})
-		if code := get(url, readerToken); code == http.StatusOK {
+		if code := status(url, readerToken); code == http.StatusOK {
 			t.Errorf("the reader scraped although the exporter may not review tokens")
 		}
 	})
