@@ -46,7 +46,9 @@ func (s *stack) healthy(t *testing.T) {
 	s.waitMetrics(t, 3*time.Minute, "every informer synced", s.allSynced)
 	s.prom.waitQuery(t, 2*time.Minute, fmt.Sprintf("count(%s == 1) == %d", catalog.InformerSynced.Name, len(s.resources)))
 	s.prom.waitQuery(t, 2*time.Minute, catalog.RuleObjective)
-	const hold = 45 * time.Second
+	// Long enough for every quiet resource to go through a bookmark period
+	// and for the time-slice SLIs' 2m window to leave the initial list behind.
+	const hold = 2 * time.Minute
 	t.Logf("holding a healthy state for %v", hold)
 	time.Sleep(hold) // the condition under test is that nothing happens
 	for _, a := range s.hook.received() {

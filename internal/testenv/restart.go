@@ -60,6 +60,23 @@ func (p *Processes) RestartAPIServer(ctx context.Context) error {
 	return p.waitAPIServer(ctx)
 }
 
+// RestartEtcd stops etcd and starts it again on the same data and ports,
+// with extraArgs added to its flags, and waits until etcd is healthy and
+// kube-apiserver ready again.
+func (p *Processes) RestartEtcd(ctx context.Context, extraArgs ...string) error {
+	if err := p.Etcd.Stop(etcdGrace); err != nil {
+		return err
+	}
+	p.Etcd.Args = append(p.Etcd.Args, extraArgs...)
+	if err := p.Etcd.Start(); err != nil {
+		return err
+	}
+	if err := p.waitEtcd(ctx); err != nil {
+		return err
+	}
+	return p.waitAPIServer(ctx)
+}
+
 // SnapshotEtcd copies etcd's data directory into dir (which must not
 // exist) while etcd is paused, so the copy is consistent. A paused etcd
 // stays paused; a running one runs on.
