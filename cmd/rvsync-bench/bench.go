@@ -104,11 +104,51 @@ func (b *bench) measure(ctx context.Context, p *program, round int) (runResult, 
 	return res, nil
 }
 
+// fixedCost is a program's cost without objects: RSS and idle CPU while
+// it watches a resource with next to no objects.
+type fixedCost struct {
+	program string
+	rss     int64
+	idleCPU float64 // CPU seconds per 30 s, idle
+}
+
+// emptyResource has a handful of objects in a bare control plane.
+const emptyResource = "leases.coordination.k8s.io"
+
+// fixedCost runs p watching emptyResource only and reads its RSS and CPU
+// over an idle window, so that the per-object cost of the main runs can be
+// told apart from the program's fixed cost.
+func (b *bench) fixedCost(ctx context.Context, p *program) (fixedCost, error) {
+	res := fixedCost{program: p.name}
+	r, err := p.start(b.kubeconfig, b.dir)
+	if err != nil {
+		return res, err
+	}
+	defer r.stop()
+	if err := r.waitSynced(ctx, emptyResource, 0); err != nil {
+		return res, err
+	}
+	sleep(ctx, b.opts.settle)
+	u0, err := readUsage(r.pid())
+	if err != nil {
+		return res, err
+	}
+	const window = 15 * time.Second
+	sleep(ctx, window)
+	u1, err := readUsage(r.pid())
+	if err != nil {
+		return res, err
+	}
+	res.rss, res.idleCPU = u1.rss, (u1.cpuSeconds-u0.cpuSeconds)*30/window.Seconds()
+	return res, nil
+}
+
 // scaleResult is the exporter's steady API-server cost with some resources.
 type scaleResult struct {
 	label     string
 	resources int
 	perVerb   map[string]float64 // requests/s by verb, background subtracted, WATCH excluded
+	lists     map[string]float64 // LIST requests/s by resource
 }
 
 // scaling measures the API-server requests of an idle exporter (no churn)
@@ -148,7 +188,14 @@ func (b *bench) scaling(ctx context.Context, exp *program) ([]scaleResult, error
 			sleep(ctx, b.opts.scaleWindow)
 			var req1 requestCounts
 			if req1, err = scrapeRequests(ctx, b.load); err == nil {
-				rates := perSecond(req1.sub(req0, func(k requestKey) bool { return k.verb != "WATCH" }).byVerb(), b.opts.scaleWindow.Seconds())
+				delta := req1.sub(req0, func(k requestKey) bool { return k.verb != "WATCH" })
+				rates := perSecond(delta.byVerb(), b.opts.scaleWindow.Seconds())
+				lists := map[string]float64{}
+				for k, v := range delta {
+					if k.verb == "LIST" {
+						lists[k.resource] += v / b.opts.scaleWindow.Seconds()
+					}
+				}
 				if background == nil {
 					background = rates
 				} else {
@@ -156,7 +203,7 @@ func (b *bench) scaling(ctx context.Context, exp *program) ([]scaleResult, error
 						rates[v] = max(0, rates[v]-bg)
 					}
 				}
-				out = append(out, scaleResult{label: s.label, resources: len(s.resources), perVerb: rates})
+				out = append(out, scaleResult{label: s.label, resources: len(s.resources), perVerb: rates, lists: lists})
 			}
 		}
 		if r != nil {

@@ -138,6 +138,17 @@ func run(ctx context.Context, o options) error {
 			rep.runs = append(rep.runs, r)
 		}
 	}
+	for _, p := range []*program{
+		{name: exporterName, bin: exporterBin, args: []string{"--resources", emptyResource, "--canary=false", "--log-level", "warn"}},
+		{name: baselineName, bin: baselineBin, args: []string{"--resources", emptyResource}},
+	} {
+		logf("fixed cost: %s watching %s", p.name, emptyResource)
+		f, err := b.fixedCost(ctx, p)
+		if err != nil {
+			return err
+		}
+		rep.fixed = append(rep.fixed, f)
+	}
 	if o.scaleWindow > 0 {
 		if rep.scaling, err = b.scaling(ctx, exp); err != nil {
 			return err

@@ -25,6 +25,7 @@ type report struct {
 	created            int64
 	createdIn          time.Duration
 	runs               []runResult
+	fixed              []fixedCost
 	scaling            []scaleResult
 }
 
@@ -104,6 +105,15 @@ func (r *report) markdown() string {
 		ratio(e.cpu, base.cpu), ratio(e.cpu, base.cpu), ratio(e.hwm, base.hwm), ratio(e.hwm, base.hwm), ratio(e.rss, base.rss),
 		ratio(e.eventsPerSec, base.eventsPerSec), ratio(e.syncSeconds, base.syncSeconds), ratio(e.startupCPU, base.startupCPU))
 
+	if len(r.fixed) > 0 {
+		b.WriteString("Fixed cost, each program watching only `" + emptyResource + "` (a handful of objects; the exporter without canary), and the marginal RSS per ConfigMap: (RSS at the end of the runs above − fixed RSS) / N:\n\n")
+		b.WriteString("| program | fixed RSS MiB | idle CPU-s per 30 s | marginal RSS per object B |\n| --- | ---: | ---: | ---: |\n")
+		for _, f := range r.fixed {
+			s := r.summarize(f.program)
+			fmt.Fprintf(&b, "| %s | %.1f | %.2f | %.0f |\n", f.program, mib(f.rss), f.idleCPU, (s.rss-float64(f.rss))/n)
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("Every run:\n\n| round | program | CPU-s | peak RSS MiB | RSS at end MiB | events/s | writes/s achieved | skipped writes | API requests/s by verb (watched resource, excl. churn) | load |\n")
 	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")
 	for _, x := range r.runs {
@@ -112,9 +122,9 @@ func (r *report) markdown() string {
 	}
 	if len(r.scaling) > 0 {
 		fmt.Fprintf(&b, "\nAPI-server cost of an idle exporter (no churn) by number of watched resources, over %v each, from `apiserver_request_total` (all resources, WATCH excluded, the API server's own background subtracted):\n\n", o.scaleWindow)
-		b.WriteString("| watched | resources | requests/s by verb | total requests/s |\n| --- | ---: | --- | ---: |\n")
+		b.WriteString("| watched | resources | requests/s by verb | total requests/s | LIST/s by resource (not background-subtracted) |\n| --- | ---: | --- | ---: | --- |\n")
 		for _, s := range r.scaling {
-			fmt.Fprintf(&b, "| %s | %d | %s | %.2f |\n", s.label, s.resources, verbs(s.perVerb), sum(s.perVerb))
+			fmt.Fprintf(&b, "| %s | %d | %s | %.2f | %s |\n", s.label, s.resources, verbs(s.perVerb), sum(s.perVerb), verbs(s.lists))
 		}
 	}
 	fmt.Fprintf(&b, "\n%s\n", endMarker)

@@ -21,8 +21,12 @@ import (
 const benchResources = 200
 
 // benchRegistry returns a registry with every family of 200 resources
-// populated as a busy exporter has them: all gauges known, every histogram
-// and counter series present.
+// populated as an exporter watching them has them: all gauges known; per
+// resource the delivery-lag histogram, List-duration histograms of both
+// kinds and results (the probe creates them up front) and the relist,
+// watch-start, regression and dropped-sample counters; one head-probe
+// series and one canary (one RV space, one canary resource); convergence
+// for three resources; a few error series.
 func benchRegistry(b *testing.B) *prometheus.Registry {
 	b.Helper()
 	snaps := make([]Snapshot, benchResources)
@@ -32,15 +36,9 @@ func benchRegistry(b *testing.B) *prometheus.Registry {
 		snaps[i] = Snapshot{
 			Resource: r, HeadKnown: true, HeadRV: 123456, InformerKnown: true, InformerRV: 123400,
 			LagKnown: true, Lag: 56, StalenessKnown: true, StalenessSeconds: 1.5, Synced: true, Objects: 250,
-			CanaryLastDelivered: 1.8e9,
-		}
-		if i%10 == 0 {
-			snaps[i].Convergence = &Convergence{Unconverged: 1, OldestSeconds: 3}
-			m.GenerationConvergence.WithLabelValues(r).Observe(2)
 		}
 		m.EventDeliveryLag.WithLabelValues(r).Observe(0.01)
-		m.WatchDeliveryLatency.WithLabelValues(r).Observe(0.01)
-		for _, kind := range []string{catalog.KindList, catalog.KindWatchList, catalog.KindProbe} {
+		for _, kind := range []string{catalog.KindList, catalog.KindWatchList} {
 			for _, result := range []string{catalog.ResultSuccess, catalog.ResultError} {
 				m.ListDuration.WithLabelValues(r, kind, result).Observe(0.1)
 			}
@@ -49,12 +47,22 @@ func benchRegistry(b *testing.B) *prometheus.Registry {
 			m.Relists.WithLabelValues(r, reason).Inc()
 		}
 		m.WatchStarts.WithLabelValues(r).Inc()
-		m.WatchErrors.WithLabelValues(r, catalog.ReasonExpired).Inc()
 		m.Regressions.WithLabelValues(r).Add(0)
-		m.ProbeErrors.WithLabelValues(r, catalog.ProbeHead, catalog.ReasonTimeout).Inc()
 		m.TimelineDropped.WithLabelValues(r).Add(0)
-		m.CanaryWrites.WithLabelValues(r, catalog.ResultSuccess).Inc()
-		m.CanaryLost.WithLabelValues(r).Add(0)
+		switch {
+		case i == 0: // the head probe's source and the canary resource
+			m.ListDuration.WithLabelValues(r, catalog.KindProbe, catalog.ResultSuccess).Observe(0.01)
+			m.WatchDeliveryLatency.WithLabelValues(r).Observe(0.01)
+			m.CanaryWrites.WithLabelValues(r, catalog.ResultSuccess).Inc()
+			m.CanaryLost.WithLabelValues(r).Add(0)
+			snaps[i].CanaryLastDelivered = 1.8e9
+		case i <= 3:
+			snaps[i].Convergence = &Convergence{Unconverged: 1, OldestSeconds: 3}
+			m.GenerationConvergence.WithLabelValues(r).Observe(2)
+		case i%20 == 0:
+			m.WatchErrors.WithLabelValues(r, catalog.ReasonExpired).Inc()
+			m.ProbeErrors.WithLabelValues(r, catalog.ProbeSync, catalog.ReasonForbidden).Inc()
+		}
 	}
 	reg := prometheus.NewRegistry()
 	if err := m.Register(reg, SourceFunc(func() []Snapshot { return snaps }), &BuildInfo{Version: "bench"}); err != nil {
@@ -75,9 +83,15 @@ func BenchmarkGather200(b *testing.B) {
 	}
 }
 
-// BenchmarkScrape200 is a whole scrape of 200 resources: gather and encode
-// the text exposition, as promhttp does.
+// BenchmarkScrape200 is a whole scrape of 200 resources: gather and encode,
+// as promhttp does, in the text format and in the protobuf format that
+// Prometheus 3 asks for first.
 func BenchmarkScrape200(b *testing.B) {
+	b.Run("text", func(b *testing.B) { benchScrape(b, expfmt.NewFormat(expfmt.TypeTextPlain)) })
+	b.Run("protobuf", func(b *testing.B) { benchScrape(b, expfmt.NewFormat(expfmt.TypeProtoDelim)) })
+}
+
+func benchScrape(b *testing.B, format expfmt.Format) {
 	reg := benchRegistry(b)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -86,7 +100,7 @@ func BenchmarkScrape200(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		enc := expfmt.NewEncoder(io.Discard, expfmt.NewFormat(expfmt.TypeTextPlain))
+		enc := expfmt.NewEncoder(io.Discard, format)
 		for _, mf := range mfs {
 			if err := enc.Encode(mf); err != nil {
 				b.Fatal(err)

@@ -12,10 +12,13 @@ import (
 )
 
 // NewMetadataInformer returns an instrumented metadata-only informer for gvr
-// across all namespaces, measured by tracker. Its store keeps only what the
-// signals use (name, namespace, RV, generation): labels, annotations,
-// owner references and managed fields are dropped as objects arrive, and no
-// object body is ever fetched.
+// across all namespaces, measured by tracker. No object body is ever
+// fetched, and its store keeps only what the signals use: the signals read
+// RVs from the watch stream as it passes (see Instrument), so the store
+// holds each object's key alone, as a cache.ExplicitKey ("namespace/name",
+// or "name" for cluster-scoped objects; see ObjectKey). Its event handlers
+// receive those keys, not objects; use Instrument and Observe on an informer
+// of your own to keep objects.
 func (m *Monitor) NewMetadataInformer(client metadata.Interface, gvr schema.GroupVersionResource, tracker *Tracker) cache.SharedIndexInformer {
 	res := client.Resource(gvr)
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
@@ -26,10 +29,16 @@ func (m *Monitor) NewMetadataInformer(client metadata.Interface, gvr schema.Grou
 			return res.Watch(ctx, o)
 		},
 	}, client)
+	return m.newKeyInformer(lw, tracker)
+}
+
+// newKeyInformer returns an instrumented informer of PartialObjectMetadata
+// from lw whose store keeps object keys only.
+func (m *Monitor) newKeyInformer(lw cache.ListerWatcher, tracker *Tracker) cache.SharedIndexInformer {
 	inf := cache.NewSharedIndexInformerWithOptions(m.Instrument(tracker, lw), &metav1.PartialObjectMetadata{},
 		cache.SharedIndexInformerOptions{ObjectDescription: tracker.name})
 	// Setters fail only after the informer started; it has not.
-	_ = inf.SetTransform(SlimMetadata)
+	_ = inf.SetTransform(ObjectKey)
 	m.Observe(tracker, inf)
 	return inf
 }
@@ -63,4 +72,21 @@ func SlimMetadata(obj any) (any, error) {
 		o.SetCreationTimestamp(metav1.Time{})
 	}
 	return obj, nil
+}
+
+// ObjectKey is an informer transform that reduces an object to its store
+// key, a cache.ExplicitKey, which every key function of client-go's caches
+// returns as is: an informer store of keys costs a few dozen bytes per
+// object instead of a few hundred for slimmed metadata. It leaves keys and
+// values without object metadata unchanged, so applying it twice (client-go
+// does, for streamed lists) is harmless.
+func ObjectKey(obj any) (any, error) {
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil
+	}
+	if ns := o.GetNamespace(); ns != "" {
+		return cache.ExplicitKey(ns + "/" + o.GetName()), nil
+	}
+	return cache.ExplicitKey(o.GetName()), nil
 }

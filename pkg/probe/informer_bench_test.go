@@ -1,0 +1,116 @@
+package probe
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// BenchmarkMetadataInformerStore reports the heap an informer built by
+// NewMetadataInformer holds per cached object (B/object), with its store of
+// keys and, for comparison, with slimmed metadata objects and with whole
+// metadata as a plain metadata informer keeps it. Each object carries
+// labels, an annotation and a managed-fields entry like a real ConfigMap.
+// Run it once per case:
+//
+//	go test -run '^$' -bench MetadataInformerStore -benchtime 1x ./pkg/probe
+func BenchmarkMetadataInformerStore(b *testing.B) {
+	const n = 20000
+	objs := make([]*metav1.PartialObjectMetadata, n)
+	for i := range objs {
+		ns := "bench-" + strconv.Itoa(i%10)
+		objs[i] = &metav1.PartialObjectMetadata{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: ns, Name: "cm-" + strconv.Itoa(i), ResourceVersion: strconv.Itoa(1000 + i),
+				UID:         types.UID("0b5c9a3e-2f7d-4d8e-9c1a-" + strconv.Itoa(100000000000+i)),
+				Labels:      map[string]string{"app.kubernetes.io/name": "rvsync-bench", "app.kubernetes.io/instance": ns},
+				Annotations: map[string]string{"bench.rvsync.io/description": "object created by rvsync-bench"},
+				ManagedFields: []metav1.ManagedFieldsEntry{{
+					Manager: "rvsync-bench", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:payload":{},"f:version":{}},"f:metadata":{"f:annotations":{".":{},"f:bench.rvsync.io/description":{}},"f:labels":{".":{},"f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/name":{}}}}`)},
+				}},
+			},
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (kruntime.Object, error) {
+			list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(1000 + n)}}
+			for _, o := range objs {
+				list.Items = append(list.Items, *o.DeepCopy())
+			}
+			return list, nil
+		},
+		// A streaming watch-list (client-go's default) sends every object,
+		// then the initial-events-end bookmark; later watches stay quiet.
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			if o.SendInitialEvents == nil || !*o.SendInitialEvents {
+				return watch.NewFake(), nil
+			}
+			w := watch.NewFakeWithChanSize(len(objs)+1, false)
+			for _, obj := range objs {
+				w.Add(obj.DeepCopy())
+			}
+			w.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+				ResourceVersion: strconv.Itoa(1000 + n),
+				Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+			}})
+			return w, nil
+		},
+	}
+	for _, tc := range []struct {
+		name      string
+		transform cache.TransformFunc
+	}{
+		{"keys", nil}, // NewMetadataInformer as it is
+		{"slim-metadata", SlimMetadata},
+		{"whole-metadata", func(o any) (any, error) { return o, nil }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				perObject := storeBytesPerObject(b, func() cache.SharedIndexInformer {
+					m := New(Options{})
+					inf := m.newKeyInformer(lw, m.Track("configmaps", ""))
+					if tc.transform != nil {
+						_ = inf.SetTransform(tc.transform)
+					}
+					return inf
+				}, n)
+				b.ReportMetric(perObject, "B/object")
+			}
+		})
+	}
+}
+
+// storeBytesPerObject runs the informer made by newInformer until it synced
+// n objects and returns the live heap it added, per object.
+func storeBytesPerObject(b *testing.B, newInformer func() cache.SharedIndexInformer, n int) float64 {
+	b.Helper()
+	before := liveHeap()
+	inf := newInformer()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go inf.RunWithContext(ctx)
+	for !inf.HasSynced() || len(inf.GetStore().ListKeys()) < n {
+		time.Sleep(10 * time.Millisecond)
+	}
+	after := liveHeap()
+	runtime.KeepAlive(inf)
+	return float64(after-before) / float64(n)
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}

@@ -1,0 +1,143 @@
+package probe
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Benchmarks of the per-event hot path. Run with
+//
+//	go test -run '^$' -bench . -benchmem ./pkg/probe
+//
+// They report; they assert nothing about speed.
+
+const benchHeads = 4096 // a full default timeline
+
+// benchTracker returns the tracker of a monitor whose timeline holds
+// benchHeads heads, 10 revisions apart, one probe every 5s.
+func benchTracker(b *testing.B) (*Tracker, time.Time) {
+	b.Helper()
+	m := New(Options{})
+	tr := m.Track("configmaps", "")
+	at := m.start
+	for i := range benchHeads {
+		at = m.start.Add(time.Duration(i) * 5 * time.Second)
+		tr.space.timeline.Add(at, uint64(1000+10*i))
+	}
+	return tr, at
+}
+
+// benchObjects returns n ConfigMap metadata objects with increasing RVs
+// inside the timeline's range.
+func benchObjects(n int) []*metav1.PartialObjectMetadata {
+	objs := make([]*metav1.PartialObjectMetadata, n)
+	for i := range objs {
+		objs[i] = &metav1.PartialObjectMetadata{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: "bench-" + strconv.Itoa(i%10), Name: "cm-" + strconv.Itoa(i),
+				ResourceVersion: strconv.Itoa(1000 + i*10*benchHeads/n),
+			},
+		}
+	}
+	return objs
+}
+
+// BenchmarkWatchEvent sends watch events through the instrumented watch
+// (a goroutine hop, RV parsing, the tracker's update and the delivery-lag
+// observation) to its consumer, as the reflector reads them.
+func BenchmarkWatchEvent(b *testing.B) {
+	tr, _ := benchTracker(b)
+	objs := benchObjects(1 << 14)
+	fw := watch.NewFake()
+	iw := &instrumentedWatch{inner: fw, out: make(chan watch.Event), done: make(chan struct{}), tracker: tr}
+	go iw.run()
+	defer iw.Stop()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fw.Modify(objs[i%len(objs)])
+		<-iw.out
+	}
+}
+
+// BenchmarkObserveEvent is the tracker's share of one event, without the
+// channel hop.
+func BenchmarkObserveEvent(b *testing.B) {
+	tr, _ := benchTracker(b)
+	objs := benchObjects(1 << 14)
+	now := time.Now()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.observeEvent(objs[i%len(objs)], now, true)
+	}
+}
+
+func BenchmarkParseRV(b *testing.B) {
+	rvs := []string{"1", "4711", "123456789", "18446744073709551615"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ParseRV(rvs[i%len(rvs)]); !ok {
+			b.Fatal("not parsed")
+		}
+	}
+}
+
+// benchQueries spreads RVs over the timeline's whole range.
+func benchQueries() []uint64 {
+	q := make([]uint64, 1024)
+	for i := range q {
+		q[i] = uint64(1000 + (i*7919)%(10*benchHeads))
+	}
+	return q
+}
+
+func BenchmarkTimelineFreshAt(b *testing.B) {
+	tr, _ := benchTracker(b)
+	q := benchQueries()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.space.timeline.FreshAt(q[i%len(q)])
+	}
+}
+
+func BenchmarkTimelineCommitBound(b *testing.B) {
+	tr, _ := benchTracker(b)
+	q := benchQueries()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.space.timeline.CommitBound(q[i%len(q)])
+	}
+}
+
+// BenchmarkTimelineAdd is one head probe's update of a full timeline.
+func BenchmarkTimelineAdd(b *testing.B) {
+	tr, last := benchTracker(b)
+	tl := tr.space.timeline
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		last = last.Add(5 * time.Second)
+		tl.Add(last, uint64(1000+10*(benchHeads+i)))
+	}
+}
+
+// BenchmarkSnapshots200 is the probe's share of a scrape of 200 resources.
+func BenchmarkSnapshots200(b *testing.B) {
+	m := New(Options{})
+	for i := range 200 {
+		m.Track("resource"+strconv.Itoa(i)+".example.com", "")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.Snapshots()
+	}
+}
