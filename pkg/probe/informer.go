@@ -53,7 +53,7 @@ func (m *Monitor) Observe(tracker *Tracker, inf cache.SharedIndexInformer) {
 	tracker.synced = inf.HasSynced
 	log := m.opts.Logger.WithValues("resource", tracker.name)
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		log.V(1).Info("list/watch failed; the informer retries with backoff", "err", err)
+		log.Info("list/watch failed; the informer retries with backoff", "err", err)
 	})
 }
 
