@@ -3,9 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,19 +72,8 @@ func startDaemon(t *testing.T, name, logDir, readyURL string, args ...string) *t
 func httpOK(url string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false, err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return true, nil
+	err := testenv.GetOK(ctx, url)
+	return err == nil, err
 }
 
 // tail returns the last n lines of a file.
