@@ -110,7 +110,7 @@ func (r *report) markdown() string {
 		b.WriteString("| program | fixed RSS MiB | idle CPU-s per 30 s | marginal RSS per object B |\n| --- | ---: | ---: | ---: |\n")
 		for _, f := range r.fixed {
 			s := r.summarize(f.program)
-			fmt.Fprintf(&b, "| %s | %.1f | %.2f | %.0f |\n", f.program, mib(f.rss), f.idleCPU, (s.rss-float64(f.rss))/n)
+			fmt.Fprintf(&b, "| %s | %.1f | %.3f | %.0f |\n", f.program, mib(f.rss), f.idleCPU, (s.rss-float64(f.rss))/n)
 		}
 		b.WriteString("\n")
 	}
