@@ -23,10 +23,9 @@ type Tracker struct {
 	space   *Space
 	metrics *collector.Metrics
 
-	deliveryLag   prometheus.Observer
-	watchStarts   prometheus.Counter
-	regressions   prometheus.Counter
-	listDurations [2][2]prometheus.Observer // [list|watchlist][success|error]
+	deliveryLag prometheus.Observer
+	watchStarts prometheus.Counter
+	regressions prometheus.Counter
 
 	objects atomic.Int64
 	synced  func() bool // the informer's HasSynced, when known
@@ -60,11 +59,6 @@ func newTracker(name string, clk clock.PassiveClock, space *Space, m *collector.
 		deliveryLag: m.EventDeliveryLag.WithLabelValues(name),
 		watchStarts: m.WatchStarts.WithLabelValues(name),
 		regressions: m.Regressions.WithLabelValues(name),
-	}
-	for k, kind := range []string{catalog.KindList, catalog.KindWatchList} {
-		for r, result := range []string{catalog.ResultSuccess, catalog.ResultError} {
-			t.listDurations[k][r] = m.ListDuration.WithLabelValues(name, kind, result)
-		}
 	}
 	// Create the zero-valued series the dashboards and alerts rely on, so a
 	// healthy resource shows 0 instead of no data.
@@ -201,7 +195,7 @@ func (t *Tracker) endList(kind int, rvs string, now time.Time) {
 	t.mu.Lock()
 	start, consistent := t.listStart, !t.listIsRVAny
 	t.mu.Unlock()
-	t.listDurations[kind][0].Observe(now.Sub(start).Seconds())
+	t.observeList(kind, catalog.ResultSuccess, now.Sub(start))
 	rv, ok := ParseRV(rvs)
 	if !ok {
 		t.markOpaque()
@@ -233,13 +227,24 @@ func (t *Tracker) endList(kind int, rvs string, now time.Time) {
 	}
 }
 
+// observeList records a list's duration. Its series are created on first
+// use, not up front: a resource lists rarely, and four idle histograms per
+// resource would dominate the scrape.
+func (t *Tracker) observeList(kind int, result string, d time.Duration) {
+	k := catalog.KindList
+	if kind == listKindWatchList {
+		k = catalog.KindWatchList
+	}
+	t.metrics.ListDuration.WithLabelValues(t.name, k, result).Observe(d.Seconds())
+}
+
 // failList records a List page or watch-list that failed.
 func (t *Tracker) failList(kind int, err error, now time.Time) {
 	t.mu.Lock()
 	start := t.listStart
 	t.noteFailureLocked(err)
 	t.mu.Unlock()
-	t.listDurations[kind][1].Observe(now.Sub(start).Seconds())
+	t.observeList(kind, catalog.ResultError, now.Sub(start))
 	t.metrics.ProbeErrors.WithLabelValues(t.name, catalog.ProbeSync, Reason(err)).Inc()
 }
 

@@ -72,9 +72,9 @@ func TestTrackerSignalsAgainstKnownTimeline(t *testing.T) {
 	r.tr.startList(sec(0), false)
 	r.tr.endList(listKindList, "100", sec(0.5))
 	r.expect(1, -1, 1) // no probe since the list: lag unknown; fresh as of the list's start
-	r.probe(5, "150") // 50 writes committed, not yet delivered
+	r.probe(5, "150")  // 50 writes committed, not yet delivered
 	r.expect(5, 50, 5)
-	r.event(7, "150") // delivered 2s after the first probe that saw it
+	r.event(7, "150")  // delivered 2s after the first probe that saw it
 	r.expect(7, 50, 2) // lag is as of the last probe; staleness is now
 	if n, sum := r.deliveries(); n != 1 || sum != 2 {
 		t.Errorf("delivery lag: %d observations summing to %vs; want 1 of 2s", n, sum)
