@@ -11,9 +11,9 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 )
 
 // newMux serves /metrics from gatherer (through guard, when not nil: the
@@ -57,9 +57,9 @@ func newMux(gatherer prometheus.Gatherer, ready *atomic.Bool, guard func(http.Ha
 
 // secureServing returns the TLS configuration and the /metrics guard of
 // secure serving: TLS with the key pair in certDir (tls.crt, tls.key) or a
-// self-signed one, and controller-runtime's filter that authenticates each
-// scrape's bearer token with a TokenReview and authorizes `get` on the
-// non-resource URL /metrics with a SubjectAccessReview.
+// self-signed one, and scrapeAuth, which authenticates each scrape's bearer
+// token with a TokenReview and authorizes `get` on the non-resource URL
+// /metrics with a SubjectAccessReview.
 func secureServing(c *rest.Config, certDir string, log logr.Logger) (*tls.Config, func(http.Handler) (http.Handler, error), error) {
 	var cert tls.Certificate
 	var err error
@@ -74,14 +74,11 @@ func secureServing(c *rest.Config, certDir string, log logr.Logger) (*tls.Config
 	if err != nil {
 		return nil, nil, fmt.Errorf("metrics TLS certificate: %w", err)
 	}
-	hc, err := rest.HTTPClientFor(c)
+	client, err := kubernetes.NewForConfig(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	filter, err := filters.WithAuthenticationAndAuthorization(c, hc)
-	if err != nil {
-		return nil, nil, err
-	}
-	guard := func(h http.Handler) (http.Handler, error) { return filter(log, h) }
+	auth := newScrapeAuth(client, log)
+	guard := func(h http.Handler) (http.Handler, error) { return auth.wrap(h), nil }
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, guard, nil
 }

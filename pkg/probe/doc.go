@@ -19,7 +19,7 @@
 //     generation convergence (NewConvergenceInformer).
 //
 // The rvsync exporter is built on this package's public API. Operators embed
-// it in two ways: Monitor.InstrumentManager hooks a controller-runtime
+// it in two ways: package ctrlcache hooks a controller-runtime
 // manager's cache, and Monitor.InformerFunc instruments an informer of
 // client-go's SharedInformerFactory. The head probe and the canary are off
 // unless configured (Options.HeadProbe, Monitor.NewCanary); without a head

@@ -41,7 +41,7 @@ type Options struct {
 	// series, telling apart several processes that embed the probe.
 	Controller string
 	// HeadProbe, when set, is the client configuration of the head probe for
-	// resources found through InstrumentManager and InformerFunc (it gets
+	// resources found through TrackResource (ctrlcache.Instrument, InformerFunc) (it gets
 	// its own connection). Off by default for embedded use: without it,
 	// lag and staleness are not computed, every other signal is.
 	HeadProbe *rest.Config
