@@ -1,0 +1,100 @@
+package probe
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+)
+
+func newCanaryState() (*canaryState, prometheus.Histogram, prometheus.Counter) {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h", Buckets: []float64{1, 2, 5, 10}})
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "c"})
+	return &canaryState{namespace: "ns", name: "canary", latency: h, lost: c}, h, c
+}
+
+func histogram(t *testing.T, h prometheus.Histogram) (uint64, float64) {
+	t.Helper()
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+}
+
+func TestCanaryMatching(t *testing.T) {
+	c, h, lost := newCanaryState()
+	// written at 0s and 10s, delivered in order at 3s and 11s
+	c.wrote(100, sec(0))
+	c.wrote(110, sec(10))
+	if sent, ok := c.delivered(100, sec(3)); !ok || !sent.Equal(sec(0)) {
+		t.Fatalf("delivery of RV 100: sent %v, %v", sent, ok)
+	}
+	c.delivered(110, sec(11))
+	if n, sum := histogram(t, h); n != 2 || sum != 4 {
+		t.Errorf("latencies: %d summing to %v; want 2 summing to 3+1", n, sum)
+	}
+	// the watch beats the write's response: delivered before registered
+	c.delivered(120, sec(20.5))
+	if !c.wrote(120, sec(20)) {
+		t.Error("a write whose RV was already delivered is pending")
+	}
+	if n, sum := histogram(t, h); n != 3 || sum != 4.5 {
+		t.Errorf("after the early delivery: %d summing to %v; want 3 summing to 4.5", n, sum)
+	}
+	// a relist at RV 200 covers two writes the watch never delivered
+	c.wrote(130, sec(30))
+	c.wrote(140, sec(40))
+	if sent, ok := c.delivered(200, sec(42)); !ok || !sent.Equal(sec(40)) {
+		t.Errorf("a list at 200 confirms freshness as of the latest covered write: sent %v, %v", sent, ok)
+	}
+	if n, _ := histogram(t, h); n != 5 {
+		t.Errorf("%d deliveries; want 5", n)
+	}
+	// a write never delivered is lost after the deadline, once
+	c.wrote(300, sec(50))
+	if n := c.expire(sec(100), 60e9); n != 0 {
+		t.Errorf("expired %d before the deadline", n)
+	}
+	if n := c.expire(sec(111), 60e9); n != 1 {
+		t.Errorf("expired %d after the deadline; want 1", n)
+	}
+	c.expire(sec(200), 60e9)
+	if v := testutil.ToFloat64(lost); v != 1 {
+		t.Errorf("lost = %v; want 1", v)
+	}
+	if c.lastDeliveredUnix() != float64(sec(42).UnixNano())/1e9 {
+		t.Errorf("last delivered %v; want the relist's time", c.lastDeliveredUnix())
+	}
+}
+
+func TestConvergenceGenerations(t *testing.T) {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h", Buckets: []float64{1, 10, 100}})
+	c := &convergence{histogram: h, pending: map[string]pendingGeneration{}}
+	c.update("ns/a", 1, 1, sec(0)) // converged from the start
+	if s := c.snapshot(sec(0)); s.Unconverged != 0 {
+		t.Fatalf("a converged object counted: %+v", s)
+	}
+	c.update("ns/a", 2, 1, sec(10)) // generation 2 seen at 10s
+	c.update("ns/a", 3, 1, sec(15)) // generation 3 seen at 15s, 2 still pending
+	if s := c.snapshot(sec(20)); s.Unconverged != 1 || s.OldestSeconds != 10 {
+		t.Errorf("pending: %+v; want 1 object, oldest 10s", s)
+	}
+	c.update("ns/a", 3, 2, sec(30)) // the controller observed 2 (20s), not yet 3
+	if n, sum := histogram(t, h); n != 1 || sum != 20 {
+		t.Errorf("after observing 2: %d samples summing to %v; want 1 of 20s", n, sum)
+	}
+	if s := c.snapshot(sec(30)); s.Unconverged != 1 || s.OldestSeconds != 15 {
+		t.Errorf("generation 3 still pending: %+v; want oldest 15s", s)
+	}
+	c.update("ns/a", 3, 3, sec(40)) // 3 observed after 25s
+	if n, sum := histogram(t, h); n != 2 || sum != 45 {
+		t.Errorf("after observing 3: %d samples summing to %v; want 2 summing to 20+25", n, sum)
+	}
+	c.update("ns/b", 5, 4, sec(50))
+	c.remove("ns/b") // deleted objects leave the counts
+	if s := c.snapshot(sec(60)); s.Unconverged != 0 || s.OldestSeconds != 0 {
+		t.Errorf("after delete: %+v", s)
+	}
+}
