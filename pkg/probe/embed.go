@@ -2,11 +2,10 @@ package probe
 
 import (
 	"context"
-
-	"github.com/go-logr/logr"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
