@@ -50,7 +50,9 @@ func (m *Monitor) Observe(tracker *Tracker, inf cache.SharedIndexInformer) {
 		AddFunc:    func(any) { tracker.objects.Add(1) },
 		DeleteFunc: func(any) { tracker.objects.Add(-1) },
 	})
+	tracker.mu.Lock()
 	tracker.synced = inf.HasSynced
+	tracker.mu.Unlock()
 	log := m.opts.Logger.WithValues("resource", tracker.name)
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		log.Info("list/watch failed; the informer retries with backoff", "err", err)

@@ -28,7 +28,6 @@ type Tracker struct {
 	regressions prometheus.Counter
 
 	objects atomic.Int64
-	synced  func() bool // the informer's HasSynced, when known
 
 	mu          sync.Mutex
 	informerRV  uint64 // 0: unknown
@@ -40,7 +39,8 @@ type Tracker struct {
 	listed      bool   // the initial list was started (and counted)
 	expired     bool   // the latest failure was a 410: the next list is an "expired" relist
 	listStart   time.Time
-	listIsRVAny bool // the list in progress may be served from a cache (RV != "")
+	listIsRVAny bool        // the list in progress may be served from a cache (RV != "")
+	synced      func() bool // the informer's HasSynced, once Observe connected it
 	canary      *canaryState
 	converge    *convergence
 }
@@ -265,8 +265,11 @@ func (t *Tracker) noteFailureLocked(err error) {
 // Snapshot returns the scrape-time state of the resource.
 func (t *Tracker) Snapshot(now time.Time) collector.Snapshot {
 	s := collector.Snapshot{Resource: t.name, Objects: int(t.objects.Load())}
-	if t.synced != nil {
-		s.Synced = t.synced()
+	t.mu.Lock()
+	synced := t.synced
+	t.mu.Unlock()
+	if synced != nil {
+		s.Synced = synced()
 	}
 	head, _, headOK := t.space.timeline.Latest()
 	t.mu.Lock()
