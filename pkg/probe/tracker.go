@@ -264,31 +264,30 @@ func (t *Tracker) noteFailureLocked(err error) {
 
 // Snapshot returns the scrape-time state of the resource.
 func (t *Tracker) Snapshot(now time.Time) collector.Snapshot {
-	s := collector.Snapshot{Resource: t.name, Objects: int(t.objects.Load())}
 	t.mu.Lock()
-	synced := t.synced
+	synced, canary, converge := t.synced, t.canary, t.converge
+	opaque, informerRV, lagKnown, lag, fresh := t.opaque, t.informerRV, t.lagKnown, t.lag, t.fresh
 	t.mu.Unlock()
+
+	s := collector.Snapshot{Resource: t.name, Objects: int(t.objects.Load())}
 	if synced != nil {
 		s.Synced = synced()
 	}
-	head, _, headOK := t.space.timeline.Latest()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.canary != nil {
-		s.CanaryLastDelivered = t.canary.lastDeliveredUnix()
+	if canary != nil {
+		s.CanaryLastDelivered = canary.lastDeliveredUnix()
 	}
-	if t.converge != nil {
-		s.Convergence = t.converge.snapshot(now)
+	if converge != nil {
+		s.Convergence = converge.snapshot(now)
 	}
-	if t.opaque {
+	if opaque {
 		return s
 	}
-	s.HeadKnown, s.HeadRV = headOK, head
-	s.InformerKnown, s.InformerRV = t.informerRV != 0, t.informerRV
-	s.LagKnown, s.Lag = t.lagKnown, t.lag
-	if !t.fresh.IsZero() {
+	s.HeadRV, _, s.HeadKnown = t.space.timeline.Latest()
+	s.InformerKnown, s.InformerRV = informerRV != 0, informerRV
+	s.LagKnown, s.Lag = lagKnown, lag
+	if !fresh.IsZero() {
 		s.StalenessKnown = true
-		s.StalenessSeconds = max(0, now.Sub(t.fresh).Seconds())
+		s.StalenessSeconds = max(0, now.Sub(fresh).Seconds())
 	}
 	return s
 }
