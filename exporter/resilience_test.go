@@ -76,11 +76,19 @@ func TestWatchConnectionReset(t *testing.T) {
 	starts := func(m testenv.Metrics) float64 {
 		return m.Sum(catalog.WatchStarts.Name, res("configmaps")) + m.Sum(catalog.Relists.Name, res("configmaps"))
 	}
-	before := starts(r.metrics(t))
 	for range 3 {
+		// Reset only a working connection: wait until the informer holds
+		// what was committed after the previous reset (its new watch
+		// delivers), or a reset could land while it is still dialling and
+		// close nothing.
+		head, _ := r.metrics(t).Value(catalog.HeadResourceVersion.Name, res("configmaps"))
+		m := r.waitMetric(t, 2*time.Minute, "the watch delivering before the reset", func(m testenv.Metrics) bool {
+			rv, _ := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))
+			return rv >= head
+		})
+		before := starts(m)
 		proxy.Reset()
 		r.waitMetric(t, 2*time.Minute, "a new watch after the reset", func(m testenv.Metrics) bool { return starts(m) > before })
-		before = starts(r.metrics(t))
 	}
 	r.waitMetric(t, 2*time.Minute, "caught up after resets", func(m testenv.Metrics) bool {
 		lag, _ := m.Value(catalog.ResourceVersionLag.Name, res("configmaps"))
