@@ -6,11 +6,14 @@ SHELL := /bin/bash
 K8S_VERSION  ?= v1.37.2
 ETCD_VERSION ?= v3.7.3
 HELM_VERSION ?= v3.22.0
+STATICCHECK_VERSION ?= v0.8.2
 
 BIN          := $(CURDIR)/bin
 APISERVER    := $(BIN)/k8s-$(K8S_VERSION)/kube-apiserver
 ETCD         := $(BIN)/etcd-$(ETCD_VERSION)/etcd
 HELM         := $(BIN)/helm-$(HELM_VERSION)/helm
+STATICCHECK  := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+MODULE       := github.com/rvsync-slo/rvsync-slo
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS      := -X main.version=$(VERSION) -X main.revision=$(REVISION)
@@ -23,7 +26,7 @@ export RVSYNC_HELM           := $(HELM)
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build the exporter and the generator into bin/.
@@ -52,6 +55,10 @@ $(HELM):
 	@echo ">> building helm $(HELM_VERSION)"
 	cd hack/tools/helm && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ helm.sh/helm/v3/cmd/helm
 
+$(STATICCHECK):
+	@echo ">> building staticcheck $(STATICCHECK_VERSION)"
+	cd hack/tools/staticcheck && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ honnef.co/go/tools/cmd/staticcheck
+
 .PHONY: deps
 deps: ## Install the Debian packages the tests use (promtool, prometheus, alertmanager) when missing.
 	@if ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then \
@@ -64,15 +71,25 @@ deps: ## Install the Debian packages the tests use (promtool, prometheus, alertm
 test: deps testbin ## Run every test against the real control plane, Prometheus and helm (the README's test command).
 	go test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
+.PHONY: test-unit
+test-unit: ## The fast tier for every edit: go test -short, no control plane, helm or Prometheus (under 3 minutes).
+	go test -short -count=1 ./...
+
 .PHONY: generate
 generate: ## Regenerate rules, dashboards and the README metric table from the catalog.
 	go run ./cmd/rvsync-gen
 
 .PHONY: verify
-verify: generate ## Check generated files, formatting, vet and module sums (CI runs it).
+verify: generate $(STATICCHECK) ## Check generated files, formatting, vet, staticcheck, the dependency direction and module sums (CI runs it).
 	git diff --exit-code -- charts README.md || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard -- charts)" || (git ls-files --others --exclude-standard -- charts; echo "new generated files are not tracked: git add them" >&2; exit 1)
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet ./...
+	$(STATICCHECK) ./...
+	@# dependencies point one way: pkg/ is the public ground floor, and the
+	@# dashboards read the SLO model, not the rule generator
+	@! go list -deps ./pkg/... | grep '^$(MODULE)/' | grep -v '^$(MODULE)/pkg/' || (echo "pkg/ imports a package outside pkg/" >&2; exit 1)
+	@! go list -deps ./dashboards | grep -x '$(MODULE)/alerts' || (echo "dashboards imports alerts" >&2; exit 1)
 	go mod verify
 
 .PHONY: demo
@@ -84,8 +101,8 @@ BENCH_FLAGS ?=
 .PHONY: bench
 bench: testbin ## Exporter vs a plain metadata informer (50k ConfigMaps, 500 updates/s): CPU, RSS per object, API-server cost into docs/benchmarks.md; then the micro-benchmarks. BENCH_FLAGS for smaller runs.
 	go run ./cmd/rvsync-bench $(BENCH_FLAGS)
-	go test -run '^$$' -bench . -benchmem ./pkg/probe ./exporter/collector
+	go test -run '^$$' -bench . -benchmem ./pkg/probe
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached control plane).
-	rm -f $(BIN)/exporter $(BIN)/rvsync-gen
+	rm -f $(BIN)/exporter $(BIN)/rvsync-gen $(BIN)/exporter-test

@@ -14,13 +14,14 @@ import (
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // customSpec is a non-default spec: other selector, cluster label, labels,
 // objectives and a disabled SLO.
-func customSpec() Spec {
-	s := DefaultSpec()
+func customSpec() slo.Spec {
+	s := slo.DefaultSpec()
 	s.Selector = `job="my-operator"`
 	s.ClusterLabel = "k8s_cluster"
 	s.ExtraLabels = map[string]string{"team": "platform"}
@@ -31,7 +32,7 @@ func customSpec() Spec {
 }
 
 // rules returns every rule of spec's groups.
-func rules(t *testing.T, spec Spec) []rulefmt.Rule {
+func rules(t *testing.T, spec slo.Spec) []rulefmt.Rule {
 	t.Helper()
 	groups, err := Generate(spec)
 	if err != nil {
@@ -55,7 +56,8 @@ func inspect(t *testing.T, r rulefmt.Rule, f func(parser.Node)) {
 }
 
 func TestExpressionsUseOnlyKnownSeries(t *testing.T) {
-	for _, spec := range []Spec{DefaultSpec(), customSpec()} {
+	for _, spec := range []slo.Spec{slo.DefaultSpec(), customSpec()} {
+		recorded := spec.RecordingRules()
 		for _, r := range rules(t, spec) {
 			inspect(t, r, func(n parser.Node) {
 				vs, ok := n.(*parser.VectorSelector)
@@ -63,12 +65,12 @@ func TestExpressionsUseOnlyKnownSeries(t *testing.T) {
 					return
 				}
 				_, raw := catalog.Lookup(vs.Name)
-				if !raw && !slices.Contains(catalog.RecordingRules(), vs.Name) && vs.Name != "up" && vs.Name != "ALERTS" {
-					t.Errorf("%s%s uses %q, which is neither a catalog series nor a catalog recording rule", r.Record, r.Alert, vs.Name)
+				if !raw && !slices.Contains(recorded, vs.Name) && vs.Name != "up" && vs.Name != "ALERTS" {
+					t.Errorf("%s%s uses %q, which is neither a catalog series nor a recording rule of the spec", r.Record, r.Alert, vs.Name)
 				}
 			})
-			if r.Record != "" && !slices.Contains(catalog.RecordingRules(), r.Record) {
-				t.Errorf("recording rule %q is not in catalog.RecordingRules()", r.Record)
+			if r.Record != "" && !slices.Contains(recorded, r.Record) {
+				t.Errorf("recording rule %q is not in Spec.RecordingRules()", r.Record)
 			}
 		}
 	}
@@ -108,20 +110,20 @@ func TestSelectorAndClusterLabelAppearEverywhere(t *testing.T) {
 
 func TestEveryAlertIsComplete(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range rules(t, DefaultSpec()) {
+	for _, r := range rules(t, slo.DefaultSpec()) {
 		if r.Alert == "" {
 			continue
 		}
 		seen[r.Alert] = true
-		if !slices.Contains(Severities(), r.Labels[labelSeverity]) {
-			t.Errorf("%s: severity %q", r.Alert, r.Labels[labelSeverity])
+		if !slices.Contains(slo.Severities(), r.Labels[slo.LabelSeverity]) {
+			t.Errorf("%s: severity %q", r.Alert, r.Labels[slo.LabelSeverity])
 		}
 		for _, a := range []string{annotationSummary, annotationDescription} {
 			if r.Annotations[a] == "" {
 				t.Errorf("%s: no %s", r.Alert, a)
 			}
 		}
-		if got, want := r.Annotations[annotationRunbookURL], DefaultRunbookURLPrefix+strings.ToLower(r.Alert); got != want {
+		if got, want := r.Annotations[annotationRunbookURL], slo.DefaultRunbookURLPrefix+strings.ToLower(r.Alert); got != want {
 			t.Errorf("%s: runbook_url %q, want %q", r.Alert, got, want)
 		}
 		// The exporter alerts' value is a constant 0 or 1 and says nothing.
@@ -151,11 +153,11 @@ func TestRunbookAnchorsExist(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(string(md), -1) {
 		anchors[githubAnchor(m[1])] = true
 	}
-	for _, r := range rules(t, DefaultSpec()) {
+	for _, r := range rules(t, slo.DefaultSpec()) {
 		if r.Alert == "" {
 			continue
 		}
-		anchor := strings.TrimPrefix(r.Annotations[annotationRunbookURL], DefaultRunbookURLPrefix)
+		anchor := strings.TrimPrefix(r.Annotations[annotationRunbookURL], slo.DefaultRunbookURLPrefix)
 		if !anchors[anchor] {
 			t.Errorf("%s: docs/runbooks.md has no section with anchor #%s", r.Alert, anchor)
 		}
@@ -170,7 +172,7 @@ func githubAnchor(heading string) string {
 }
 
 func TestRenderParsesWithRulefmtAndIsDeterministic(t *testing.T) {
-	for _, spec := range []Spec{DefaultSpec(), customSpec(), {}} {
+	for _, spec := range []slo.Spec{slo.DefaultSpec(), customSpec(), {}} {
 		out, err := Render(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -189,23 +191,23 @@ func TestRenderParsesWithRulefmtAndIsDeterministic(t *testing.T) {
 }
 
 func TestZeroSpecRendersLikeDefault(t *testing.T) {
-	zero, err := Render(Spec{})
+	zero, err := Render(slo.Spec{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, _ := Render(DefaultSpec())
+	def, _ := Render(slo.DefaultSpec())
 	if !bytes.Equal(zero, def) {
 		t.Error("Render(Spec{}) differs from Render(DefaultSpec())")
 	}
 }
 
 func TestScaledWindowsScaleRangesButNotNames(t *testing.T) {
-	out, err := Render(DefaultSpec().ScaledWindows(1.0 / 60))
+	out, err := Render(slo.DefaultSpec().ScaledWindows(1.0 / 60))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"record: " + catalog.SLIErrorRatio("1h"),
+		"record: " + slo.ErrorRatioRule("1h"),
 		`[1m]`,  // 1h
 		`[12h]`, // 30d
 		"long_window: 1h",
@@ -220,45 +222,17 @@ func TestScaledWindowsScaleRangesButNotNames(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		mutate func(*Spec)
-		want   string // substring of the error; "" for valid
-	}{
-		{"default is valid", func(*Spec) {}, ""},
-		{"zero spec gets defaults", func(s *Spec) { *s = Spec{} }, ""},
-		{"objective of 1", func(s *Spec) { s.SLOs[0].Objective = 1 }, "objective 1 must be in (0, 1)"},
-		{"negative objective", func(s *Spec) { s.SLOs[2].Objective = -0.5 }, "must be in (0, 1)"},
-		{"negative threshold", func(s *Spec) { s.SLOs[3].Threshold = -1 }, "threshold -1 must be positive"},
-		{"threshold between buckets", func(s *Spec) { s.SLOs[0].Threshold = 2 }, "is not a bucket of rvsync_list_duration_seconds"},
-		{"unknown SLO", func(s *Spec) { s.SLOs[0].Name = "availability" }, "unknown SLO name"},
-		{"SLO twice", func(s *Spec) { s.SLOs[1] = s.SLOs[0] }, "declared twice"},
-		{"wrong kind", func(s *Spec) { s.SLOs[2].Kind = EventRatio }, "is a time-slice SLI"},
-		{"unparsable window", func(s *Spec) { s.Windows[0].Long = "1 hour" }, "windows[0].long"},
-		{"window without rule name", func(s *Spec) { s.Windows[0].Long = "4h" }, "add it to catalog.SLOWindows"},
-		{"short not shorter", func(s *Spec) { s.Windows[1].Short = "6h" }, "must be shorter"},
-		{"unknown severity", func(s *Spec) { s.Windows[0].Severity = "critical" }, `severity "critical" is not one of [page ticket]`},
-		{"zero factor", func(s *Spec) { s.Windows[0].Factor = -2 }, "factor -2 must be positive"},
-		{"bad selector", func(s *Spec) { s.Selector = `job=rvsync` }, "selector"},
-		{"bad cluster label", func(s *Spec) { s.ClusterLabel = "k8s-cluster" }, "clusterLabel"},
-		{"reserved extra label", func(s *Spec) { s.ExtraLabels = map[string]string{"severity": "x"} }, "set by the generator"},
-		{"slice window within bookmark period", func(s *Spec) { s.SliceWindow = "30s" }, "longer than the API server's bookmark period"},
-		{"stall threshold within bookmark periods", func(s *Spec) { s.Symptoms.StalledAfterSeconds = 60 }, "several bookmark periods"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := DefaultSpec()
-			c.mutate(&s)
-			err := s.Validate()
-			switch {
-			case c.want == "" && err != nil:
-				t.Errorf("unexpected error: %v", err)
-			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-				t.Errorf("error %v, want one containing %q", err, c.want)
-			}
-			if _, gerr := Generate(s); (gerr == nil) != (err == nil) {
-				t.Errorf("Generate error %v disagrees with Validate error %v", gerr, err)
-			}
-		})
+// TestGenerateRejectsInvalidSpecs: the generator validates before it
+// renders (slo's tests cover each rule of Validate).
+func TestGenerateRejectsInvalidSpecs(t *testing.T) {
+	s := slo.DefaultSpec()
+	s.SLOs[0].Objective = 1
+	if _, err := Generate(s); err == nil || !strings.Contains(err.Error(), "objective 1 must be in (0, 1)") {
+		t.Errorf("Generate(invalid) = %v", err)
+	}
+	s = slo.DefaultSpec()
+	s.Windows[0].Long = "4h"
+	if _, err := Generate(s); err != nil {
+		t.Errorf("Generate with a 4h window: %v", err)
 	}
 }

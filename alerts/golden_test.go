@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/out-*.yaml from the generator")
@@ -26,7 +28,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var spec Spec
+			var spec slo.Spec
 			if err := yaml.UnmarshalStrict(b, &spec); err != nil {
 				t.Fatal(err)
 			}

@@ -9,12 +9,16 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // promtool returns the path of promtool, failing the test when it is missing:
 // these tests must not be skipped in CI.
 func promtool(t *testing.T) string {
 	t.Helper()
+	testenv.SkipShort(t, "promtool")
 	p, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Fatal("promtool not found: install the Debian package prometheus (apt-get install prometheus)")
@@ -24,7 +28,7 @@ func promtool(t *testing.T) string {
 
 // writeRules renders spec into dir/rvsync-slo.rules.yaml, the file the unit
 // tests under testdata/ load.
-func writeRules(t *testing.T, dir string, spec Spec) string {
+func writeRules(t *testing.T, dir string, spec slo.Spec) string {
 	t.Helper()
 	out, err := Render(spec)
 	if err != nil {
@@ -47,7 +51,7 @@ func runPromtool(t *testing.T, dir string, args ...string) {
 }
 
 func TestPromtoolCheckRules(t *testing.T) {
-	for name, spec := range map[string]Spec{"default": DefaultSpec(), "custom": customSpec(), "scaled": DefaultSpec().ScaledWindows(1.0 / 60)} {
+	for name, spec := range map[string]slo.Spec{"default": slo.DefaultSpec(), "custom": customSpec(), "scaled": slo.DefaultSpec().ScaledWindows(1.0 / 60)} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			runPromtool(t, dir, "check", "rules", writeRules(t, dir, spec))
@@ -71,7 +75,7 @@ func TestPromtoolUnitTests(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			writeRules(t, dir, DefaultSpec())
+			writeRules(t, dir, slo.DefaultSpec())
 			test, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

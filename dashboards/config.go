@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Grafana's dashboard sidecar and import load the classic dashboard JSON; dashboardv2 needs Grafana 12's new schema.
+
 package dashboards
 
 import (
@@ -9,8 +11,7 @@ import (
 
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
-	"github.com/rvsync-slo/rvsync-slo/alerts"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // Config says what the dashboards show and how they select series. The zero
@@ -19,8 +20,9 @@ type Config struct {
 	// Spec is the SLO spec the rule generator reads: its Selector, cluster
 	// label, SLO thresholds and objectives and burn-rate windows are what the
 	// dashboards query and draw, so a panel's red line is the alert's line.
-	// Empty fields are taken from alerts.DefaultSpec().
-	Spec alerts.Spec
+	// Empty fields are taken from slo.DefaultSpec(), as the rule generator
+	// takes them.
+	Spec slo.Spec
 	// SingleCluster hides the cluster variable (it then matches every
 	// series, with or without a cluster label) and drops the cluster from
 	// legends.
@@ -47,70 +49,24 @@ const (
 // ("overview", "resource", "slos"): rvsync-<suffix>.json.
 func FileName(uidSuffix string) string { return "rvsync-" + uidSuffix + ".json" }
 
-// withDefaults returns c with every empty field filled in.
+// withDefaults returns c with every empty field filled in, the Spec as
+// slo.Spec.WithDefaults fills it.
 func (c Config) withDefaults() Config {
-	def := alerts.DefaultSpec()
-	if c.Spec.ClusterLabel == "" {
-		c.Spec.ClusterLabel = def.ClusterLabel
-	}
-	if c.Spec.BudgetPeriod == "" {
-		c.Spec.BudgetPeriod = def.BudgetPeriod
-	}
-	if len(c.Spec.Windows) == 0 {
-		c.Spec.Windows = def.Windows
-	}
-	if len(c.Spec.SLOs) == 0 {
-		c.Spec.SLOs = def.SLOs
-	}
-	c.Spec.SLOs = slices.Clone(c.Spec.SLOs)
-	for i, o := range c.Spec.SLOs {
-		if d, err := def.SLO(o.Name); err == nil { // as the rule generator does
-			o.Objective = cmp.Or(o.Objective, d.Objective)
-			o.Threshold = cmp.Or(o.Threshold, d.Threshold)
-			o.Kind = cmp.Or(o.Kind, d.Kind)
-			c.Spec.SLOs[i] = o
-		}
-	}
-	if c.Spec.SliceWindow == "" {
-		c.Spec.SliceWindow = def.SliceWindow
-	}
+	c.Spec = c.Spec.WithDefaults()
 	c.Spec.Selector = strings.Trim(strings.TrimSpace(c.Spec.Selector), ",")
-	if c.UIDPrefix == "" {
-		c.UIDPrefix = "rvsync-"
-	}
+	c.UIDPrefix = cmp.Or(c.UIDPrefix, "rvsync-")
 	if len(c.Tags) == 0 {
 		c.Tags = []string{"rvsync-slo"}
 	}
-	if c.Refresh == "" {
-		c.Refresh = "30s"
-	}
-	if c.TimeFrom == "" {
-		c.TimeFrom = "now-6h"
-	}
+	c.Refresh = cmp.Or(c.Refresh, "30s")
+	c.TimeFrom = cmp.Or(c.TimeFrom, "now-6h")
 	return c
 }
 
-// validate fails loudly on a Spec the recording rules cannot serve: an
-// unknown SLO, or a window without an error-ratio recording rule.
+// validate fails loudly on a Spec the recording rules cannot serve.
 func (c Config) validate() error {
 	if err := c.Spec.Validate(); err != nil {
 		return fmt.Errorf("dashboards: %w", err)
-	}
-	for _, o := range c.Spec.SLOs {
-		if !slices.Contains(catalog.SLOs(), o.Name) {
-			return fmt.Errorf("dashboards: unknown SLO %q (known: %v)", o.Name, catalog.SLOs())
-		}
-		if o.Objective <= 0 || o.Objective >= 1 {
-			return fmt.Errorf("dashboards: SLO %q: objective %v not in (0, 1)", o.Name, o.Objective)
-		}
-	}
-	for _, w := range c.windows() {
-		if !slices.Contains(catalog.SLOWindows, w) {
-			return fmt.Errorf("dashboards: window %q has no recording rule (windows: %v)", w, catalog.SLOWindows)
-		}
-	}
-	if !slices.Contains(catalog.SLOWindows, c.Spec.BudgetPeriod) {
-		return fmt.Errorf("dashboards: budget period %q has no recording rule (windows: %v)", c.Spec.BudgetPeriod, catalog.SLOWindows)
 	}
 	return nil
 }
@@ -130,8 +86,8 @@ func (c Config) windows() []string {
 }
 
 // enabledSLOs returns the SLOs that are not disabled, in Spec order.
-func (c Config) enabledSLOs() []alerts.SLO {
-	var out []alerts.SLO
+func (c Config) enabledSLOs() []slo.SLO {
+	var out []slo.SLO
 	for _, o := range c.Spec.SLOs {
 		if !o.Disabled {
 			out = append(out, o)

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Grafana's dashboard sidecar and import load the classic dashboard JSON; dashboardv2 needs Grafana 12's new schema.
+
 package dashboards
 
 import (
@@ -13,8 +15,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
-	"github.com/rvsync-slo/rvsync-slo/alerts"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -22,15 +23,17 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // customSelector is a non-default exporter selector used by several tests.
 const customSelector = `job="my-operator"`
 
-// configs are the rendered scenarios: golden files live in testdata/<name>/.
+// configs are the rendered scenarios and the directories of their golden
+// files: the defaults are what the chart ships (make generate writes them),
+// the others live in testdata/<name>/.
 var configs = []struct {
-	name string
-	cfg  Config
+	name, dir string
+	cfg       Config
 }{
-	{"default", Config{}},
-	{"custom", Config{
-		Spec: func() alerts.Spec {
-			s := alerts.DefaultSpec()
+	{"default", "../charts/rvsync-slo/files/dashboards", Config{}},
+	{"custom", "testdata/custom", Config{
+		Spec: func() slo.Spec {
+			s := slo.DefaultSpec()
 			s.Selector = customSelector
 			s.ClusterLabel = "k8s_cluster"
 			s.SLOs[0].Threshold = 2.5 // list latency
@@ -54,7 +57,7 @@ func render(t *testing.T, cfg Config) map[string][]byte {
 func TestGolden(t *testing.T) {
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
-			dir := filepath.Join("testdata", c.name)
+			dir := c.dir
 			out := render(t, c.cfg)
 			if *update {
 				if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -71,10 +74,10 @@ func TestGolden(t *testing.T) {
 				}
 				want, err := os.ReadFile(path)
 				if err != nil {
-					t.Fatalf("%v (run go test ./dashboards -update)", err)
+					t.Fatalf("%v (run make generate, or go test ./dashboards -update)", err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from %s; run go test ./dashboards -update and review the diff", name, path)
+					t.Errorf("%s differs from %s; run make generate (or go test ./dashboards -update) and review the diff", name, path)
 				}
 			}
 			if again := render(t, c.cfg); !mapsEqual(out, again) {
@@ -224,10 +227,10 @@ func TestStatThresholdsFollowSpec(t *testing.T) {
 		title string
 		want  []float64
 	}{
-		{"default list latency", def, "List latency p95, worst", []float64{catalog.DefaultListLatencyThresholdSeconds}},
-		{"default canary", def, "Canary delivery p99, worst", []float64{catalog.DefaultCanaryLatencyThresholdSeconds}},
-		{"default staleness", def, "Cache staleness (min over 2m), worst", []float64{catalog.DefaultStalenessThresholdSeconds}},
-		{"default rv lag", def, "RV lag (min over 2m), worst", []float64{catalog.DefaultRVLagThresholdRevisions}},
+		{"default list latency", def, "List latency p95, worst", []float64{slo.DefaultListLatencyThresholdSeconds}},
+		{"default canary", def, "Canary delivery p99, worst", []float64{slo.DefaultCanaryLatencyThresholdSeconds}},
+		{"default staleness", def, "Cache staleness (min over 2m), worst", []float64{slo.DefaultStalenessThresholdSeconds}},
+		{"default rv lag", def, "RV lag (min over 2m), worst", []float64{slo.DefaultRVLagThresholdRevisions}},
 		{"custom list latency", custom, "List latency p95, worst", []float64{2.5}},
 	} {
 		if got := statThresholds(t, c.d, c.title); !slices.Equal(got, c.want) {
@@ -242,10 +245,10 @@ func TestStatThresholdsFollowSpec(t *testing.T) {
 }
 
 func TestZeroSLOFieldsTakeDefaults(t *testing.T) {
-	s := alerts.DefaultSpec()
-	s.SLOs = []alerts.SLO{{Name: catalog.SLOListLatency}}
+	s := slo.DefaultSpec()
+	s.SLOs = []slo.SLO{{Name: slo.ListLatency}}
 	d := decodeAll(t, Config{Spec: s})[FileName(uidOverview)]
-	if got := statThresholds(t, d, "List latency p95, worst"); !slices.Equal(got, []float64{catalog.DefaultListLatencyThresholdSeconds}) {
+	if got := statThresholds(t, d, "List latency p95, worst"); !slices.Equal(got, []float64{slo.DefaultListLatencyThresholdSeconds}) {
 		t.Errorf("thresholds %v, want the default", got)
 	}
 }
@@ -253,15 +256,15 @@ func TestZeroSLOFieldsTakeDefaults(t *testing.T) {
 func TestInvalidSpecFails(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		mutate func(*alerts.Spec)
+		mutate func(*slo.Spec)
 	}{
-		{"unknown SLO", func(s *alerts.Spec) { s.SLOs[0].Name = "bogus" }},
-		{"objective 1", func(s *alerts.Spec) { s.SLOs[0].Objective = 1 }},
-		{"bad selector", func(s *alerts.Spec) { s.Selector = "job=" }},
-		{"window without rule", func(s *alerts.Spec) { s.Windows[0].Long = "4h" }},
-		{"budget period without rule", func(s *alerts.Spec) { s.BudgetPeriod = "28d" }},
+		{"unknown SLO", func(s *slo.Spec) { s.SLOs[0].Name = "bogus" }},
+		{"objective 1", func(s *slo.Spec) { s.SLOs[0].Objective = 1 }},
+		{"bad selector", func(s *slo.Spec) { s.Selector = "job=" }},
+		{"unparsable window", func(s *slo.Spec) { s.Windows[0].Long = "4 hours" }},
+		{"long window beyond the budget period", func(s *slo.Spec) { s.BudgetPeriod = "12h" }},
 	} {
-		s := alerts.DefaultSpec()
+		s := slo.DefaultSpec()
 		c.mutate(&s)
 		if _, err := Render(Config{Spec: s}); err == nil {
 			t.Errorf("%s: Render succeeded", c.name)

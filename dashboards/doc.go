@@ -5,7 +5,7 @@
 // budget and the state of the SLO alerts).
 //
 // Dashboards are generated, never hand-edited: Render turns a Config (the
-// same alerts.Spec the rule generator reads, so thresholds match the alerts)
+// same slo.Spec the rule generator reads, so thresholds match the alerts)
 // into deterministic JSON that `make generate` writes into the chart. Every
 // metric and recording-rule name comes from exporter/catalog, and every label
 // selector is built by one helper (Config.selector), so a custom

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/rvsync-slo/rvsync-slo/alerts"
 	"github.com/rvsync-slo/rvsync-slo/dashboards"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // Render the dashboards for an operator that embeds pkg/probe, in a
 // single-cluster Prometheus: every exporter query selects job="my-operator".
 func ExampleRender() {
-	spec := alerts.DefaultSpec()
+	spec := slo.DefaultSpec()
 	spec.Selector = `job="my-operator"`
 	files, err := dashboards.Render(dashboards.Config{Spec: spec, SingleCluster: true})
 	if err != nil {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Grafana's dashboard sidecar and import load the classic dashboard JSON; dashboardv2 needs Grafana 12's new schema.
+
 package dashboards
 
 import (
@@ -9,32 +11,33 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
-	"github.com/rvsync-slo/rvsync-slo/alerts"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/promql"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // sloSignal is how a dashboard shows the signal an SLO constrains, live:
 // the Overview's stat (worst over the selected resources), its table column
 // and its trend use the same expression with different grouping.
 type sloSignal struct {
-	title       func(c Config, o alerts.SLO) string
+	title       func(c Config, o slo.SLO) string
 	description string // what it shows; the threshold is appended
 	unit        string
-	expr        func(c Config, o alerts.SLO, by []string) string
+	expr        func(c Config, o slo.SLO, by []string) string
 	// trend is the signal's time series; nil: expr by resource.
-	trend func(c Config, o alerts.SLO) *timeseries.PanelBuilder
+	trend func(c Config, o slo.SLO) *timeseries.PanelBuilder
 }
 
 // timeSlice is the signal of a time-slice SLO: the minimum of a gauge over
 // the Spec's slice window, as the SLI judges it, worst by labels.
 func timeSlice(name string, m catalog.Metric, description string) sloSignal {
 	return sloSignal{
-		title: func(c Config, _ alerts.SLO) string {
+		title: func(c Config, _ slo.SLO) string {
 			return name + " (min over " + c.Spec.SliceWindow + ")"
 		},
 		description: description + " Minimised over the SLI's slice window, longer than the bookmark period, so a quiet resource's bookmark sawtooth is not shown.",
 		unit:        unitOf(m),
-		expr: func(c Config, _ alerts.SLO, by []string) string {
+		expr: func(c Config, _ slo.SLO, by []string) string {
 			return c.smoothed("max", m, by)
 		},
 	}
@@ -42,46 +45,42 @@ func timeSlice(name string, m catalog.Metric, description string) sloSignal {
 
 // latency is the signal of an event-ratio SLO: a histogram at the
 // objective's percentile, over the observations the SLI counts.
-func latency(name string, m catalog.Metric, description string, trend func(Config, alerts.SLO) *timeseries.PanelBuilder, matchers ...string) sloSignal {
+func latency(name string, m catalog.Metric, description string, trend func(Config, slo.SLO) *timeseries.PanelBuilder, matchers ...string) sloSignal {
 	return sloSignal{
-		title: func(_ Config, o alerts.SLO) string {
+		title: func(_ Config, o slo.SLO) string {
 			return name + " " + percentile(o.Objective)
 		},
 		description: description + " At the SLO's percentile.",
 		unit:        unitSeconds,
-		expr: func(c Config, o alerts.SLO, by []string) string {
+		expr: func(c Config, o slo.SLO, by []string) string {
 			return c.quantile(o.Objective, m, by, matchers...)
 		},
 		trend: trend,
 	}
 }
 
-// listKinds are the Lists the List-latency SLI counts, as the rules do: List
-// pages and head probes; watch-list syncs grow with the collection instead.
-var listKinds = re(catalog.LabelKind, catalog.KindList+"|"+catalog.KindProbe)
-
 // sloSignals maps every SLO name of the catalog to its signal.
 var sloSignals = map[string]sloSignal{
-	catalog.SLOCacheStaleness: timeSlice("Cache staleness", catalog.CacheStaleness,
+	slo.CacheStaleness: timeSlice("Cache staleness", catalog.CacheStaleness,
 		"How far the informer cache trails the API server: seconds since the cache provably held everything committed. A stalled watch grows without bound."),
-	catalog.SLORVLag: timeSlice("RV lag", catalog.ResourceVersionLag,
+	slo.RVLag: timeSlice("RV lag", catalog.ResourceVersionLag,
 		"Head resource version minus informer resource version: revisions committed that the cache has not seen yet."),
-	catalog.SLOCanaryDelivery: latency("Canary delivery", catalog.WatchDeliveryLatency,
+	slo.CanaryDelivery: latency("Canary delivery", catalog.CanaryDeliveryLatency,
 		"Time from a canary write to its delivery by the exporter's own informer: the exact, active freshness signal.",
 		Config.canaryLatency),
-	catalog.SLOListLatency: latency("List latency", catalog.ListDuration,
+	slo.ListLatency: latency("List latency", catalog.ListDuration,
 		"Duration of the informers' List pages and of head probes (watch-list syncs excluded, as in the SLI).",
-		func(c Config, o alerts.SLO) *timeseries.PanelBuilder { return c.listLatency(o, catalog.LabelKind) },
-		listKinds),
+		func(c Config, o slo.SLO) *timeseries.PanelBuilder { return c.listLatency(o, catalog.LabelKind) },
+		slo.ListKinds),
 }
 
 // signal returns the signal of o; validate has checked the name.
-func signal(o alerts.SLO) sloSignal { return sloSignals[o.Name] }
+func signal(o slo.SLO) sloSignal { return sloSignals[o.Name] }
 
 // goodBelow says what good looks like for a lower-is-better SLO signal.
-func goodBelow(o alerts.SLO, unit string) string {
+func goodBelow(o slo.SLO, unit string) string {
 	return fmt.Sprintf(" Good: at most %s %s (SLO %q, objective %s%%); red at or above it.",
-		number(o.Threshold), unitWord(unit), o.Name, number(o.Objective*100))
+		promql.Num(o.Threshold), unitWord(unit), o.Name, promql.Num(o.Objective*100))
 }
 
 // unitWord names a unit in prose.
@@ -147,7 +146,7 @@ func (c Config) budgetStat() cog.Builder[dashboard.Panel] {
 		unitPercent, thresholds(red, step{0, orange}, step{0.25, green})).
 		Span(8).Height(panelHeight).
 		TextMode(common.BigValueTextModeValueAndName).GraphMode(common.BigValueGraphModeNone).
-		WithTarget(prometheusQuery(aggregate("min", []string{catalog.LabelSLO}, c.rule(catalog.RuleErrorBudgetRemaining)), label(catalog.LabelSLO)))
+		WithTarget(prometheusQuery(aggregate("min", []string{slo.LabelSLO}, c.rule(slo.RuleErrorBudgetRemaining)), label(slo.LabelSLO)))
 }
 
 // worstResources is a table of every selected resource, worst first.
@@ -179,7 +178,7 @@ func (c Config) overviewTrends() []cog.Builder[dashboard.Panel] {
 
 // trend is the time series of an SLO's signal by resource, with the SLO
 // threshold as a line.
-func (c Config) trend(o alerts.SLO) *timeseries.PanelBuilder {
+func (c Config) trend(o slo.SLO) *timeseries.PanelBuilder {
 	s := signal(o)
 	if s.trend != nil {
 		return s.trend(c, o)
@@ -189,19 +188,19 @@ func (c Config) trend(o alerts.SLO) *timeseries.PanelBuilder {
 	return c.sloLimit(p, o.Name)
 }
 
-// slo returns the named SLO of the Spec, or of the default Spec when the
+// sloOf returns the named SLO of the Spec, or of the default Spec when the
 // Spec leaves it out, so panels that show its signal know the percentile.
-func (c Config) slo(name string) alerts.SLO {
+func (c Config) sloOf(name string) slo.SLO {
 	if o, err := c.Spec.SLO(name); err == nil {
 		return o
 	}
-	o, _ := alerts.DefaultSpec().SLO(name)
+	o, _ := slo.DefaultSpec().SLO(name)
 	return o
 }
 
 // listLatency shows List latency at the list SLO's percentile by resource
 // and labels, with the SLO threshold as a line.
-func (c Config) listLatency(o alerts.SLO, labels ...string) *timeseries.PanelBuilder {
+func (c Config) listLatency(o slo.SLO, labels ...string) *timeseries.PanelBuilder {
 	p := defaultTimeseries("List latency "+percentile(o.Objective)+" by resource and "+strings.Join(labels, ", "),
 		"Duration of Lists (each page), streaming watch-list syncs and head probes at the List SLO's percentile, by resource and "+strings.Join(labels, " and ")+". The SLO counts List pages and head probes, not watch-list syncs, whose duration grows with the collection."+goodBelow(o, unitSeconds),
 		unitSeconds)
@@ -210,12 +209,12 @@ func (c Config) listLatency(o alerts.SLO, labels ...string) *timeseries.PanelBui
 
 // canaryLatency shows the canary delivery latency at the median and at the
 // canary SLO's percentile, with the SLO threshold as a line.
-func (c Config) canaryLatency(o alerts.SLO) *timeseries.PanelBuilder {
+func (c Config) canaryLatency(o slo.SLO) *timeseries.PanelBuilder {
 	qs := []float64{0.5, o.Objective}
 	p := defaultTimeseries("Canary delivery latency "+percentile(qs[0])+" / "+percentile(qs[1]),
 		"Exact time from a canary heartbeat write to its delivery by the exporter's own informer, median and SLO percentile. Good: well under the threshold line (on loopback: milliseconds)."+goodBelow(o, unitSeconds),
 		unitSeconds)
-	return c.sloLimit(c.percentiles(p, catalog.WatchDeliveryLatency, qs), o.Name)
+	return c.sloLimit(c.percentiles(p, catalog.CanaryDeliveryLatency, qs), o.Name)
 }
 
 // relists shows full lists by reason.

@@ -9,7 +9,9 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/promql"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // query is one PromQL expression found in a dashboard.
@@ -67,11 +69,11 @@ func selectors(e parser.Expr) []*parser.VectorSelector {
 	return out
 }
 
-// knownSeries reports whether a series name is a catalog series, an SLO
-// recording rule or ALERTS.
+// knownSeries reports whether a series name is a catalog series, a
+// recording rule of the default spec or ALERTS.
 func knownSeries(name string) bool {
 	_, ok := catalog.Lookup(name)
-	return ok || slices.Contains(catalog.RecordingRules(), name) || name == alertsSeries
+	return ok || slices.Contains(slo.DefaultSpec().RecordingRules(), name) || name == alertsSeries
 }
 
 // checkExpr parses expr and fails on any series the catalog does not define.
@@ -97,7 +99,7 @@ func TestCheckExpr(t *testing.T) {
 		ok   bool
 	}{
 		{`sum by (resource) (rate(rvsync_relists_total{resource=~"$resource"}[$__rate_interval]))`, true},
-		{`histogram_quantile(0.99, sum by (le) (rate(rvsync_watch_delivery_latency_seconds_bucket[${__rate_interval}])))`, true},
+		{`histogram_quantile(0.99, sum by (le) (rate(rvsync_canary_delivery_latency_seconds_bucket[${__rate_interval}])))`, true},
 		{`rvsync_slo:sli_error:ratio_rate5m{slo="rv-lag"} / on (resource) (1 - rvsync_slo:objective:ratio)`, true},
 		{`ALERTS{slo!=""}`, true},
 		{`rvsync_bogus_total{resource=~"$resource"}`, false},                            // not in the catalog
@@ -162,8 +164,8 @@ func hasMatcher(vs *parser.VectorSelector, want string) bool {
 
 func TestSelectorReachesEveryQuery(t *testing.T) {
 	cfg := configs[1].cfg.withDefaults()
-	cluster := re(cfg.Spec.ClusterLabel, "$"+varCluster)
-	resource := re(catalog.LabelResource, "$"+varResource)
+	cluster := promql.Re(cfg.Spec.ClusterLabel, "$"+varCluster)
+	resource := promql.Re(catalog.LabelResource, "$"+varResource)
 	for name, d := range decodeAll(t, configs[1].cfg) {
 		for _, q := range queries(t, name, d) {
 			e, err := parse(q.expr)

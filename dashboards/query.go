@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/promql"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // Names of the dashboard variables, and Grafana's rate interval.
@@ -44,10 +45,10 @@ func (c Config) selector(s scope, extra ...string) string {
 		ms = append(ms, c.Spec.Selector)
 	}
 	if s >= scopeCluster {
-		ms = append(ms, re(c.Spec.ClusterLabel, "$"+varCluster))
+		ms = append(ms, promql.Re(c.Spec.ClusterLabel, "$"+varCluster))
 	}
 	if s >= scopeResource {
-		ms = append(ms, re(catalog.LabelResource, "$"+varResource))
+		ms = append(ms, promql.Re(catalog.LabelResource, "$"+varResource))
 	}
 	ms = append(ms, extra...)
 	if len(ms) == 0 {
@@ -70,11 +71,6 @@ func (c Config) series(m catalog.Metric, suffix string, extra ...string) string 
 func (c Config) rule(name string, extra ...string) string {
 	return name + c.selector(scopeRule, extra...)
 }
-
-// Label matchers.
-func eq(label, value string) string  { return fmt.Sprintf("%s=%q", label, value) }
-func neq(label, value string) string { return fmt.Sprintf("%s!=%q", label, value) }
-func re(label, value string) string  { return fmt.Sprintf("%s=~%q", label, value) }
 
 // by returns the grouping labels of a per-resource panel: the cluster label
 // (unless single-cluster), the resource, then labels.
@@ -119,7 +115,7 @@ func (c Config) increase(m catalog.Metric, labels []string, extra ...string) str
 // quantile is the q-quantile of a histogram, by labels.
 func (c Config) quantile(q float64, m catalog.Metric, labels []string, extra ...string) string {
 	buckets := c.rate(m, "_bucket", append([]string{"le"}, labels...), extra...)
-	return fmt.Sprintf("histogram_quantile(%s, %s)", number(q), buckets)
+	return fmt.Sprintf("histogram_quantile(%s, %s)", promql.Num(q), buckets)
 }
 
 // smoothed is the minimum of a gauge over the Spec's slice window, as the
@@ -131,24 +127,21 @@ func (c Config) smoothed(op string, m catalog.Metric, labels []string) string {
 
 // ruleLabels are the labels every SLO recording rule carries.
 func (c Config) ruleLabels() []string {
-	return []string{c.Spec.ClusterLabel, catalog.LabelResource, catalog.LabelSLO}
+	return []string{c.Spec.ClusterLabel, catalog.LabelResource, slo.LabelSLO}
 }
 
 // burnRate is the error ratio of slo over window divided by its error budget
 // (1 - the recorded objective): 1 spends the budget exactly in the budget period.
-func (c Config) burnRate(slo, window string) string {
-	sel := eq(catalog.LabelSLO, slo)
+func (c Config) burnRate(name, window string) string {
+	sel := promql.Eq(slo.LabelSLO, name)
 	return fmt.Sprintf("%s / on (%s) group_left () (1 - %s)",
-		c.rule(catalog.SLIErrorRatio(window), sel), strings.Join(c.ruleLabels(), ", "), c.rule(catalog.RuleObjective, sel))
+		c.rule(slo.ErrorRatioRule(window), sel), strings.Join(c.ruleLabels(), ", "), c.rule(slo.RuleObjective, sel))
 }
 
 // sli is the good ratio (1 - error ratio) of slo over window.
-func (c Config) sli(slo, window string) string {
-	return "1 - " + c.rule(catalog.SLIErrorRatio(window), eq(catalog.LabelSLO, slo))
+func (c Config) sli(name, window string) string {
+	return "1 - " + c.rule(slo.ErrorRatioRule(window), promql.Eq(slo.LabelSLO, name))
 }
 
-// number formats a float for PromQL and titles without trailing zeros.
-func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
 // percentile names a quantile: 0.99 → "p99", 0.995 → "p99.5".
-func percentile(q float64) string { return "p" + number(math.Round(q*1e4)/1e2) }
+func percentile(q float64) string { return "p" + promql.Num(math.Round(q*1e4)/1e2) }

@@ -1,13 +1,14 @@
+//lint:file-ignore SA1019 Grafana's dashboard sidecar and import load the classic dashboard JSON; dashboardv2 needs Grafana 12's new schema.
+
 package dashboards
 
 import (
-	"fmt"
-
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // Resource builds the Resource detail dashboard: every signal of the
@@ -65,7 +66,7 @@ func (c Config) versionPanels() []cog.Builder[dashboard.Panel] {
 			WithTarget(prometheusQuery(aggregate("max", c.by(), c.series(catalog.InformerResourceVersion, "")), resource+" informer")),
 		c.sloLimit(c.gauge("RV lag",
 			"Head resource version minus informer resource version at each probe, unsmoothed: a quiet resource climbs until the next bookmark. Good: back to near 0 at least once a minute; the line is the RV-lag SLO threshold, judged on the minimum over a window.",
-			catalog.ResourceVersionLag), catalog.SLORVLag),
+			catalog.ResourceVersionLag), slo.RVLag),
 		c.regressions(),
 		c.counter("Head timeline samples dropped",
 			"Head probe samples dropped per second because the bounded head timeline was full; staleness then loses resolution. Good: 0.",
@@ -74,12 +75,12 @@ func (c Config) versionPanels() []cog.Builder[dashboard.Panel] {
 }
 
 func (c Config) freshnessPanels() []cog.Builder[dashboard.Panel] {
-	canary := c.slo(catalog.SLOCanaryDelivery)
-	event := fmt.Sprintf("Lower bound of the time from commit to delivery of each watch event (resolution: the probe interval). Quiet resources have no samples. Good: mostly in the lowest buckets, rarely above %s s.", number(catalog.DefaultEventDeliveryThresholdSeconds))
+	canary := c.sloOf(slo.CanaryDelivery)
+	event := "Lower bound of the time from commit to delivery of each watch event (resolution: the probe interval). Quiet resources have no samples. Good: mostly in the lowest buckets, rarely above 30 s."
 	return []cog.Builder[dashboard.Panel]{
 		c.sloLimit(c.gauge("Cache staleness",
 			"Seconds since the informer cache provably held everything committed, unsmoothed: a quiet resource shows a sawtooth up to the bookmark period, a stalled watch grows without bound. Good: falls back to near 0 at least once per bookmark period (about a minute); the line is the staleness SLO threshold, judged on the minimum over a window.",
-			catalog.CacheStaleness), catalog.SLOCacheStaleness),
+			catalog.CacheStaleness), slo.CacheStaleness),
 		defaultTimeseries("Time since last canary delivery",
 			"Seconds since the exporter's informer last delivered a canary heartbeat. Good: below the canary period plus delivery latency (about 10 s); growing means writes or deliveries stopped.",
 			unitSeconds).
@@ -98,7 +99,7 @@ func (c Config) freshnessPanels() []cog.Builder[dashboard.Panel] {
 
 func (c Config) listWatchPanels() []cog.Builder[dashboard.Panel] {
 	return []cog.Builder[dashboard.Panel]{
-		c.listLatency(c.slo(catalog.SLOListLatency), catalog.LabelKind, catalog.LabelResult),
+		c.listLatency(c.sloOf(slo.ListLatency), catalog.LabelKind, catalog.LabelResult),
 		c.counter("Lists by kind and result",
 			"Lists (each page), watch-list syncs and head probes per second by kind and result. Good: probes at the probe rate, lists rare after start-up, no errors.",
 			catalog.ListDuration, catalog.LabelKind, catalog.LabelResult),
@@ -107,9 +108,12 @@ func (c Config) listWatchPanels() []cog.Builder[dashboard.Panel] {
 			"Watches started per second by the informer (each reconnection). Good: about one per watch timeout (5–10 min); more means watches are cut.",
 			catalog.WatchStarts),
 		c.watchErrors(),
-		c.counter("Probe errors by probe and reason",
-			"Errors per second of the exporter's head probe, informer and canary writer, by reason. Good: 0; forbidden means missing RBAC, opaque_rv an extension API server.",
-			catalog.ProbeErrors, catalog.LabelProbe, catalog.LabelReason),
+		c.counter("List errors by reason",
+			"Failed Lists and watch-lists of the informer per second, by reason. Good: 0; forbidden means missing RBAC, not_found a deleted CRD, opaque_rv an extension API server.",
+			catalog.ListErrors, catalog.LabelReason),
+		c.counter("Head probe errors by reason",
+			"Failed head probes through this resource per second, by reason. Good: 0; the probe falls back to another resource of the RV space, so errors of one resource alone leave lag and staleness measured.",
+			catalog.HeadProbeErrors, catalog.LabelReason),
 		c.gauge("Objects in cache",
 			"Objects held in the informer cache. Good: matches the object count in the cluster; a sudden drop to 0 means a relist in progress or a lost resource.",
 			catalog.Objects),
@@ -126,7 +130,7 @@ func (c Config) convergencePanels() []cog.Builder[dashboard.Panel] {
 			"Age of the oldest generation not yet observed by the object's controller. Good: 0, or shorter than a controller's normal reconcile time.",
 			catalog.OldestUnconverged),
 		c.percentiles(defaultTimeseries("Generation convergence p50 / p95 / p99",
-			fmt.Sprintf("Time from first seeing generation G of an object to seeing status.observedGeneration >= G. Good: seconds; above %s s a controller is slow or stuck.", number(catalog.DefaultConvergenceThresholdSeconds)),
+			"Time from first seeing generation G of an object to seeing status.observedGeneration >= G. Good: seconds; above 300 s a controller is slow or stuck.",
 			unitSeconds), catalog.GenerationConvergence, []float64{0.5, 0.95, 0.99}),
 	}
 }

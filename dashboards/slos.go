@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Grafana's dashboard sidecar and import load the classic dashboard JSON; dashboardv2 needs Grafana 12's new schema.
+
 package dashboards
 
 import (
@@ -9,8 +11,9 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
-	"github.com/rvsync-slo/rvsync-slo/alerts"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/internal/promql"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // alertsSeries is Prometheus's built-in series of pending and firing alerts.
@@ -35,9 +38,9 @@ func SLOs(cfg Config) (dashboard.Dashboard, error) {
 }
 
 // sloTitle names an SLO with its objective and threshold.
-func (c Config) sloTitle(o alerts.SLO) string {
+func (c Config) sloTitle(o slo.SLO) string {
 	s := signal(o)
-	return fmt.Sprintf("SLO %s: %s%% %s ≤ %s %s", o.Name, number(o.Objective*100), o.Kind, number(o.Threshold), unitWord(s.unit))
+	return fmt.Sprintf("SLO %s: %s%% %s ≤ %s %s", o.Name, promql.Num(o.Objective*100), o.Kind, promql.Num(o.Threshold), unitWord(s.unit))
 }
 
 // alertsTable lists the pending and firing SLO alerts of the selection.
@@ -45,17 +48,17 @@ func (c Config) alertsTable() cog.Builder[dashboard.Panel] {
 	return defaultTable("SLO alerts",
 		"Burn-rate alerts of the SLOs that are pending or firing now for the selected resources, with their severity (page or ticket) and windows. Good: empty.",
 		[]string{"__name__"},
-		column{name: "Active", unit: unitNone, expr: c.rule(alertsSeries, neq(catalog.LabelSLO, ""))}).
+		column{name: "Active", unit: unitNone, expr: c.rule(alertsSeries, promql.Neq(slo.LabelSLO, ""))}).
 		Height(6)
 }
 
 // sloPanels are the panels of one SLO's row.
-func (c Config) sloPanels(o alerts.SLO) []cog.Builder[dashboard.Panel] {
+func (c Config) sloPanels(o slo.SLO) []cog.Builder[dashboard.Panel] {
 	resource := c.legend(label(catalog.LabelResource))
 	budget := fmt.Sprintf("%s error budget", c.Spec.BudgetPeriod)
 	return []cog.Builder[dashboard.Panel]{
 		defaultStat(fmt.Sprintf("SLI over %s", c.Spec.BudgetPeriod),
-			fmt.Sprintf("Share of good %s over the budget period, per resource. Good: at or above the objective %s%% (green); red below it.", sliUnit(o), number(o.Objective*100)),
+			fmt.Sprintf("Share of good %s over the budget period, per resource. Good: at or above the objective %s%% (green); red below it.", sliUnit(o), promql.Num(o.Objective*100)),
 			unitPercent, atLeast(o.Objective)).
 			Span(6).Height(panelHeight).Decimals(2).
 			WithTarget(prometheusQuery(c.sli(o.Name, c.Spec.BudgetPeriod), resource)),
@@ -64,13 +67,13 @@ func (c Config) sloPanels(o alerts.SLO) []cog.Builder[dashboard.Panel] {
 			unitPercent), atLeast(o.Objective)).
 			Span(6).
 			WithTarget(prometheusQuery(c.sli(o.Name, c.sliWindow()), resource+" SLI "+c.sliWindow())).
-			WithTarget(prometheusQuery(aggregate("max", []string{catalog.LabelSLO}, c.rule(catalog.RuleObjective, eq(catalog.LabelSLO, o.Name))), "objective")),
+			WithTarget(prometheusQuery(aggregate("max", []string{slo.LabelSLO}, c.rule(slo.RuleObjective, promql.Eq(slo.LabelSLO, o.Name))), "objective")),
 		c.burnRates(o),
 		defaultStat("Error budget remaining",
 			fmt.Sprintf("Share of the %s left per resource: 1 - error ratio over the period / (1 - objective). Good: above 0 (green from 25%%); below 0 the objective is missed for the period.", budget),
 			unitPercent, thresholds(red, step{0, orange}, step{0.25, green})).
 			Span(6).Height(panelHeight).
-			WithTarget(prometheusQuery(c.rule(catalog.RuleErrorBudgetRemaining, eq(catalog.LabelSLO, o.Name)), resource)),
+			WithTarget(prometheusQuery(c.rule(slo.RuleErrorBudgetRemaining, promql.Eq(slo.LabelSLO, o.Name)), resource)),
 	}
 }
 
@@ -79,8 +82,8 @@ func (c Config) sloPanels(o alerts.SLO) []cog.Builder[dashboard.Panel] {
 func (c Config) sliWindow() string { return c.Spec.Windows[0].Long }
 
 // sliUnit says what an SLI counts.
-func sliUnit(o alerts.SLO) string {
-	if o.Kind == alerts.TimeSlice {
+func sliUnit(o slo.SLO) string {
+	if o.Kind == slo.TimeSlice {
 		return "time slices"
 	}
 	return "events"
@@ -89,11 +92,11 @@ func sliUnit(o alerts.SLO) string {
 // burnRates shows the burn rate of o per resource over every window of the
 // alert table, with each alert's factor as a threshold line (orange for
 // tickets, red for pages).
-func (c Config) burnRates(o alerts.SLO) cog.Builder[dashboard.Panel] {
+func (c Config) burnRates(o slo.SLO) cog.Builder[dashboard.Panel] {
 	var steps []step
 	for _, w := range c.Spec.Windows {
 		color := orange
-		if w.Severity == alerts.SeverityPage {
+		if w.Severity == slo.SeverityPage {
 			color = red
 		}
 		steps = append(steps, step{w.Factor, color})

@@ -12,8 +12,9 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/rvsync-slo/rvsync-slo/alerts"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // canaryResource is the resource of the chart's default canary and the
@@ -22,11 +23,12 @@ const canaryResource = "configmaps"
 
 // freshSeconds is the cache staleness under which a recovered informer
 // counts as fresh again (the cache-staleness SLO's threshold).
-const freshSeconds = catalog.DefaultStalenessThresholdSeconds
+const freshSeconds = slo.DefaultStalenessThresholdSeconds
 
 // TestEndToEnd runs the scenarios in order on one stack; each later one
 // starts from the state the earlier ones leave, the destructive ones last.
 func TestEndToEnd(t *testing.T) {
+	testenv.SkipShort(t, "kube-apiserver, etcd, Prometheus and Alertmanager")
 	if testing.Short() {
 		t.Skip("the end-to-end suite takes minutes")
 	}
@@ -45,14 +47,14 @@ func (s *stack) healthy(t *testing.T) {
 	s.scenario(t)
 	s.waitMetrics(t, 3*time.Minute, "every informer synced", s.allSynced)
 	s.prom.waitQuery(t, 2*time.Minute, fmt.Sprintf("count(%s == 1) == %d", catalog.InformerSynced.Name, len(s.resources)))
-	s.prom.waitQuery(t, 2*time.Minute, catalog.RuleObjective)
+	s.prom.waitQuery(t, 2*time.Minute, slo.RuleObjective)
 	// Long enough for every quiet resource to go through a bookmark period
 	// and for the time-slice SLIs' 2m window to leave the initial list behind.
 	const hold = 2 * time.Minute
 	t.Logf("holding a healthy state for %v", hold)
 	time.Sleep(hold) // the condition under test is that nothing happens
 	for _, a := range s.hook.received() {
-		if a.Status == "firing" && a.Labels["severity"] == alerts.SeverityPage {
+		if a.Status == "firing" && a.Labels["severity"] == slo.SeverityPage {
 			t.Errorf("a page while healthy: %s", a)
 		}
 	}
@@ -61,7 +63,7 @@ func (s *stack) healthy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range as {
-		if string(a.Labels["severity"]) == alerts.SeverityPage {
+		if string(a.Labels["severity"]) == slo.SeverityPage {
 			t.Errorf("a %s page alert while healthy: %s", a.State, a.Labels)
 		}
 	}
@@ -99,7 +101,7 @@ func (s *stack) watchStalled(t *testing.T) {
 // SIGCONT the same exporter recovers and the page resolves.
 func (s *stack) etcdPaused(t *testing.T) {
 	s.scenario(t)
-	pages := []string{alerts.AlertWatchStalled, burnAlert(catalog.SLOCacheStaleness), burnAlert(catalog.SLOCanaryDelivery)}
+	pages := []string{alerts.AlertWatchStalled, burnAlert(slo.CacheStaleness), burnAlert(slo.CanaryDelivery)}
 	paused := time.Now()
 	if err := s.procs.Etcd.Pause(); err != nil {
 		t.Fatal(err)
@@ -122,7 +124,7 @@ func (s *stack) etcdPaused(t *testing.T) {
 
 	page := s.hook.wait(t, 6*time.Minute, fmt.Sprintf("a page of %v", pages), func(a notifiedAlert) bool {
 		return a.Status == "firing" && slices.Contains(pages, a.Labels["alertname"]) &&
-			a.Labels["severity"] == alerts.SeverityPage && a.StartsAt.After(paused)
+			a.Labels["severity"] == slo.SeverityPage && a.StartsAt.After(paused)
 	})
 	t.Logf("paged %v after the pause: %s", page.Received.Sub(paused).Round(time.Second), page)
 	s.checkPage(t, page)
@@ -239,8 +241,8 @@ func (s *stack) dashboardPanels(t *testing.T) {
 // checkPage checks what a page must carry for the person it wakes.
 func (s *stack) checkPage(t *testing.T, a notifiedAlert) {
 	t.Helper()
-	if got := a.Labels["severity"]; got != alerts.SeverityPage {
-		t.Errorf("severity %q, want %q: %s", got, alerts.SeverityPage, a)
+	if got := a.Labels["severity"]; got != slo.SeverityPage {
+		t.Errorf("severity %q, want %q: %s", got, slo.SeverityPage, a)
 	}
 	s.checkAlert(t, a)
 }
@@ -309,6 +311,6 @@ func relistsAfterSync(m testenv.Metrics) float64 {
 }
 
 // burnAlert returns the burn-rate alert name of an SLO.
-func burnAlert(slo string) string {
-	return alerts.BurnAlertNames()[slices.Index(catalog.SLOs(), slo)]
+func burnAlert(name string) string {
+	return alerts.BurnAlertNames()[slices.Index(slo.Names(), name)]
 }

@@ -2,25 +2,21 @@ package e2e
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/rvsync-slo/rvsync-slo/alerts"
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
-	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
 	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // The chart release the exporter runs as.
@@ -46,10 +42,10 @@ type stack struct {
 	env         *testenv.Env
 	procs       *testenv.Processes
 	proxy       *faultproxy.Proxy // between the exporter's informers and the API server
-	exporter    *runningExporter
+	exporter    *testenv.Exporter
 	prom        *prometheusServer
 	hook        *webhook
-	spec        alerts.Spec
+	spec        slo.Spec
 	resources   []string // every resource the exporter watches
 	logDir      string
 	start       time.Time
@@ -60,8 +56,8 @@ type stack struct {
 // testSpec is the SLO spec of the test's rule file: the default SLOs with
 // burn-rate windows scaled by 1/60 (1h → 1m, 5m → 5s) and the symptom
 // alerts' durations at their minimum, so every alert can fire in minutes.
-func testSpec() alerts.Spec {
-	s := alerts.DefaultSpec().ScaledWindows(1.0 / 60)
+func testSpec() slo.Spec {
+	s := slo.DefaultSpec().ScaledWindows(1.0 / 60)
 	s.Symptoms.StalledAfterSeconds = 120 // the least Validate accepts: two bookmark periods
 	s.Symptoms.StalledFor = "5s"
 	s.Symptoms.NotSyncedFor = "1m"
@@ -96,22 +92,28 @@ func startStack(t *testing.T) *stack {
 	go testenv.Churn(ctx, s.env.Client, workloadNamespace, churnObjects, churnRate)
 	go converge(ctx, s.env.Client, workloadNamespace, 3, convergeEvery)
 
-	s.exporter = startExporter(t, cfg, proxied, asSA, logFile(t, s.logDir, "exporter.log"))
+	s.exporter = testenv.StartExporterT(t, testenv.ExporterOptions{
+		Config: cfg, Informer: proxied, Probe: asSA,
+		// What the pod has and a process on loopback has not: its name from
+		// the downward API (the canary object is named after it).
+		Env: []string{"POD_NAME=" + podName, "POD_NAMESPACE=" + namespace},
+		Log: logFile(t, s.logDir, "exporter.log"),
+	})
 	s.hook = startWebhook(t)
 	am := startAlertmanager(t, s.logDir, s.hook.srv.URL)
 	rules, err := alerts.Render(s.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.prom = startPrometheus(t, s.logDir, rules, s.exporter.addr, am)
+	s.prom = startPrometheus(t, s.logDir, rules, s.exporter.Addr, am)
 	return s
 }
 
 // installChart renders the chart with the test's intervals, applies its
-// Kubernetes objects (RBAC included) and returns the exporter config it
-// renders, loaded as the exporter loads it, and a client configuration
-// acting as the chart's ServiceAccount.
-func (s *stack) installChart(t *testing.T) (exporter.Config, *rest.Config) {
+// Kubernetes objects (RBAC included) and returns the exporter config file it
+// renders, after checking that the exporter accepts it, and a client
+// configuration acting as the chart's ServiceAccount.
+func (s *stack) installChart(t *testing.T) ([]byte, *rest.Config) {
 	t.Helper()
 	m, err := chart.Template(chart.Options{Release: release, Namespace: namespace, Values: map[string]any{
 		"exporter": map[string]any{"probeInterval": "1s"},
@@ -144,81 +146,33 @@ func (s *stack) installChart(t *testing.T) (exporter.Config, *rest.Config) {
 			t.Fatal(err)
 		}
 	}
-	file := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(file, []byte(cfgMap.Data["config.yaml"]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := exporter.LoadFile(file)
+	file := []byte(cfgMap.Data["config.yaml"])
+	effective, err := testenv.CheckConfig(file)
 	if err != nil {
 		t.Fatalf("the exporter rejects the chart's config: %v", err)
 	}
-	// What the pod has and a process on loopback has not: its name from the
-	// downward API (the canary object is named after it) and a port of its own.
-	t.Setenv("POD_NAME", podName)
-	t.Setenv("POD_NAMESPACE", namespace)
-	cfg.ListenAddress = "127.0.0.1:0"
-
-	full := cfg
-	full.Defaults()
-	for _, r := range full.Resources {
-		s.resources = append(s.resources, r.Name)
-	}
+	s.resources = testenv.ConfigResources(effective)
 	asSA := rest.CopyConfig(s.env.Config)
 	asSA.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + sa.Name}
-	return cfg, asSA
-}
-
-// runningExporter is the exporter running in the test process.
-type runningExporter struct {
-	addr string
-	done chan struct{} // closed when Run returned
-	err  error         // Run's result, after done
-}
-
-func startExporter(t *testing.T, cfg exporter.Config, informer, probe *rest.Config, log *os.File) *runningExporter {
-	t.Helper()
-	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(log, time.Now().Format(time.TimeOnly), prefix, args) }, funcr.Options{})
-	e, err := exporter.New(exporter.Options{
-		Config: cfg, InformerConfig: informer, ProbeConfig: probe, Logger: logger,
-		Build: collector.BuildInfo{Version: "e2e", Revision: "test"},
-	})
-	if err != nil {
-		t.Fatalf("exporter.New: %v", err)
-	}
-	r := &runningExporter{addr: e.Addr(), done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		r.err = e.Run(ctx)
-		close(r.done)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-r.done
-		if r.err != nil && !errors.Is(r.err, context.Canceled) {
-			t.Errorf("exporter.Run: %v", r.err)
-		}
-	})
-	return r
+	return file, asSA
 }
 
 // metrics scrapes the exporter.
 func (s *stack) metrics(t *testing.T) testenv.Metrics {
 	t.Helper()
-	m, err := testenv.Scrape(s.exporter.metricsURL())
+	m, err := testenv.Scrape(s.exporter.MetricsURL())
 	if err != nil {
 		t.Fatalf("scrape the exporter: %v", err)
 	}
 	return m
 }
 
-func (r *runningExporter) metricsURL() string { return "http://" + r.addr + "/metrics" }
-
 // waitMetrics waits until cond holds on a scrape of the exporter.
 func (s *stack) waitMetrics(t *testing.T, timeout time.Duration, what string, cond func(testenv.Metrics) bool) testenv.Metrics {
 	t.Helper()
 	var last testenv.Metrics
 	testenv.WaitFor(t, timeout, what, func() (bool, error) {
-		m, err := testenv.Scrape(s.exporter.metricsURL())
+		m, err := testenv.Scrape(s.exporter.MetricsURL())
 		if err != nil {
 			return false, err
 		}
@@ -228,13 +182,11 @@ func (s *stack) waitMetrics(t *testing.T, timeout time.Duration, what string, co
 	return last
 }
 
-// assertRunning fails the test if the exporter's Run has returned.
+// assertRunning fails the test if the exporter process has exited.
 func (s *stack) assertRunning(t *testing.T) {
 	t.Helper()
-	select {
-	case <-s.exporter.done:
-		t.Fatalf("the exporter stopped: %v", s.exporter.err)
-	default:
+	if s.exporter.Exited() {
+		t.Fatal("the exporter stopped; see exporter.log")
 	}
 }
 
@@ -266,7 +218,7 @@ func (s *stack) scenario(t *testing.T) {
 func (s *stack) dump(t *testing.T) {
 	t.Logf("webhook notifications:\n%s", s.hook.dump())
 	t.Logf("Prometheus alerts:\n%s", s.prom.describeAlerts())
-	if m, err := testenv.Scrape(s.exporter.metricsURL()); err == nil {
+	if m, err := testenv.Scrape(s.exporter.MetricsURL()); err == nil {
 		t.Logf("exporter scrape:\n%s", describeMetrics(m))
 	} else {
 		t.Logf("exporter scrape: %v", err)

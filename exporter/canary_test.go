@@ -1,4 +1,4 @@
-package exporter_test
+package exporter
 
 import (
 	"testing"
@@ -6,14 +6,14 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // canaryConfig is a fast canary for tests: a write a second.
-func canaryConfig(name string, deadline time.Duration) exporter.Config {
-	cfg := exporter.Config{Resources: resources("configmaps")}
+func canaryConfig(name string, deadline time.Duration) config.Config {
+	cfg := config.Config{Resources: resources("configmaps")}
 	cfg.Canary.Interval.Duration = time.Second
 	cfg.Canary.Deadline.Duration = deadline
 	cfg.Canary.Namespace = "default"
@@ -23,7 +23,7 @@ func canaryConfig(name string, deadline time.Duration) exporter.Config {
 
 func deliveries(t *testing.T, m testenv.Metrics) *dto.Histogram {
 	t.Helper()
-	h, ok := m.Histogram(catalog.WatchDeliveryLatency.Name, res("configmaps"))
+	h, ok := m.Histogram(catalog.CanaryDeliveryLatency.Name, res("configmaps"))
 	if !ok {
 		t.Fatal("no canary delivery histogram")
 	}

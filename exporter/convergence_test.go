@@ -1,4 +1,4 @@
-package exporter_test
+package exporter
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // convergenceCase plays the controller for one object: the test bumps the
@@ -89,7 +89,7 @@ func TestDeploymentConvergence(t *testing.T) {
 	if err := testenv.EnsureNamespace(ctx, env.Client, "converge"); err != nil {
 		t.Fatal(err)
 	}
-	r := startExporter(t, exporter.Config{Resources: resources("deployments.apps")}, env.Config, nil)
+	r := startExporter(t, config.Config{Resources: resources("deployments.apps")}, env.Config, nil)
 	r.waitSynced(t, "deployments.apps")
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 	c := &convergenceCase{r: r, resource: "deployments.apps", name: "web",
@@ -134,7 +134,7 @@ func TestCustomResourceConvergence(t *testing.T) {
 	if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, MaxTime: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := exporter.Config{Resources: []exporter.ResourceConfig{{Name: "widgets.example.com", Convergence: new(true)}}}
+	cfg := config.Config{Resources: []config.ResourceConfig{{Name: "widgets.example.com", Convergence: new(true)}}}
 	r := startExporter(t, cfg, env.Config, nil)
 	r.waitSynced(t, "widgets.example.com")
 	client := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("default")

@@ -1,4 +1,4 @@
-package exporter_test
+package exporter
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // A user that may list configmaps but not secrets: secrets report not synced
@@ -48,10 +48,10 @@ func TestForbiddenResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	// secrets first: the head probe must fall back to a resource it may list
-	r := startExporter(t, exporter.Config{Resources: resources("secrets", "configmaps", "namespaces")}, user.Config(), user.Config())
+	r := startExporter(t, config.Config{Resources: resources("secrets", "configmaps", "namespaces")}, user.Config(), user.Config())
 	r.waitSynced(t, "configmaps", "namespaces")
 	m := r.waitMetric(t, time.Minute, "a forbidden sync error for secrets", func(m testenv.Metrics) bool {
-		v, _ := m.Value(catalog.ProbeErrors.Name, map[string]string{"resource": "secrets", "probe": catalog.ProbeSync, "reason": catalog.ReasonForbidden})
+		v, _ := m.Value(catalog.ListErrors.Name, map[string]string{"resource": "secrets", "reason": catalog.ReasonForbidden})
 		return v > 0
 	})
 	if v, _ := m.Value(catalog.InformerSynced.Name, res("secrets")); v != 0 {
@@ -61,7 +61,7 @@ func TestForbiddenResource(t *testing.T) {
 		_, ok := m.Value(catalog.ResourceVersionLag.Name, res("configmaps"))
 		return ok
 	})
-	if v, _ := m.Value(catalog.ProbeErrors.Name, map[string]string{"resource": "secrets", "probe": catalog.ProbeHead, "reason": catalog.ReasonForbidden}); v == 0 {
+	if v, _ := m.Value(catalog.HeadProbeErrors.Name, map[string]string{"resource": "secrets", "reason": catalog.ReasonForbidden}); v == 0 {
 		t.Error("the head probe never reported that secrets are forbidden")
 	}
 }
@@ -80,7 +80,7 @@ func TestCompactionExpiresWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy, proxied := env.Proxy(t, env.Config)
-	r := startExporter(t, exporter.Config{Resources: resources("configmaps")}, proxied, env.Config)
+	r := startExporter(t, config.Config{Resources: resources("configmaps")}, proxied, env.Config)
 	r.waitSynced(t, "configmaps")
 	m := r.waitMetric(t, time.Minute, "informer RV", func(m testenv.Metrics) bool {
 		_, ok := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))

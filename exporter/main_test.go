@@ -1,4 +1,4 @@
-package exporter_test
+package exporter
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 
 	"github.com/go-logr/logr/testr"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // The control plane is shared by the tests of this package that can share
@@ -29,6 +29,7 @@ var (
 
 func sharedEnv(t *testing.T) *testenv.Env {
 	t.Helper()
+	testenv.SkipShort(t, "kube-apiserver and etcd")
 	sharedOnce.Do(func() { shared, sharedErr = testenv.Start(testenv.Options{}) })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
@@ -48,7 +49,7 @@ func TestMain(m *testing.M) {
 
 // running is an exporter started for a test.
 type running struct {
-	*exporter.Exporter
+	*exporter
 	url string
 }
 
@@ -63,32 +64,32 @@ func (r *running) metrics(t *testing.T) testenv.Metrics {
 }
 
 // startExporter runs an exporter until the test ends; probe may be nil.
-func startExporter(t *testing.T, cfg exporter.Config, informer, probe *rest.Config) *running {
+func startExporter(t *testing.T, cfg config.Config, informer, probe *rest.Config) *running {
 	t.Helper()
 	cfg.ListenAddress = "127.0.0.1:0"
 	if cfg.ProbeInterval.Duration == 0 {
 		cfg.ProbeInterval.Duration = time.Second
 	}
-	e, err := exporter.New(exporter.Options{Config: cfg, InformerConfig: informer, ProbeConfig: probe, Logger: testr.New(t)})
+	e, err := newExporter(options{Config: cfg, InformerConfig: informer, ProbeConfig: probe, Logger: testr.New(t)})
 	if err != nil {
-		t.Fatalf("exporter.New: %v", err)
+		t.Fatalf("newExporter: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
+	go func() { done <- e.run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("exporter.Run: %v", err)
+			t.Errorf("run: %v", err)
 		}
 	})
-	return &running{Exporter: e, url: "http://" + e.Addr() + "/metrics"}
+	return &running{exporter: e, url: "http://" + e.addr() + "/metrics"}
 }
 
-func resources(names ...string) []exporter.ResourceConfig {
-	var out []exporter.ResourceConfig
+func resources(names ...string) []config.ResourceConfig {
+	var out []config.ResourceConfig
 	for _, n := range names {
-		out = append(out, exporter.ResourceConfig{Name: n})
+		out = append(out, config.ResourceConfig{Name: n})
 	}
 	return out
 }

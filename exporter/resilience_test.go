@@ -1,4 +1,4 @@
-package exporter_test
+package exporter
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // While every connection to the API server hangs (informers, probe and
@@ -68,7 +68,7 @@ func TestWatchConnectionReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy, proxied := env.Proxy(t, env.Config)
-	r := startExporter(t, exporter.Config{Resources: resources("configmaps", "namespaces")}, proxied, env.Config)
+	r := startExporter(t, config.Config{Resources: resources("configmaps", "namespaces")}, proxied, env.Config)
 	r.waitSynced(t, "configmaps", "namespaces")
 	go testenv.Churn(ctx, env.Client, "reset", 10, 10)
 	// A reset watch resumes as a new watch, or as a relist when the
@@ -129,7 +129,7 @@ func TestCRDDeletedAndRecreated(t *testing.T) {
 		})
 	}
 	create("g1")
-	cfg := exporter.Config{Resources: resources("gadgets.example.com", "namespaces")}
+	cfg := config.Config{Resources: resources("gadgets.example.com", "namespaces")}
 	r := startExporter(t, cfg, env.Config, nil)
 	r.waitSynced(t, "gadgets.example.com")
 

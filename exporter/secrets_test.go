@@ -1,4 +1,4 @@
-package exporter_test
+package exporter
 
 import (
 	"bytes"
@@ -15,11 +15,10 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/metadata"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
 )
 
@@ -53,20 +52,20 @@ func TestSecretDataNeverEntersTheExporter(t *testing.T) {
 	}
 
 	var logs lockedBuffer
-	cfg := exporter.Config{Resources: resources("secrets"), LogLevel: "debug"}
+	cfg := config.Config{Resources: resources("secrets"), LogLevel: "debug"}
 	cfg.Canary.Enabled = new(false)
 	cfg.ListenAddress = "127.0.0.1:0"
 	cfg.ProbeInterval.Duration = time.Second
-	e, err := exporter.New(exporter.Options{Config: cfg, InformerConfig: env.Config,
+	e, err := newExporter(options{Config: cfg, InformerConfig: env.Config,
 		Logger: logr.FromSlogHandler(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.Level(-10)}))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- e.Run(runCtx) }()
+	go func() { done <- e.run(runCtx) }()
 	defer func() { cancel(); <-done }()
-	r := &running{Exporter: e, url: "http://" + e.Addr() + "/metrics"}
+	r := &running{exporter: e, url: "http://" + e.addr() + "/metrics"}
 	r.waitSynced(t, "secrets")
 
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "secrets"},
@@ -94,7 +93,10 @@ func TestSecretDataNeverEntersTheExporter(t *testing.T) {
 	// The informer the exporter uses, built the same way: its store holds
 	// nothing with the data.
 	mon := probe.New(probe.Options{})
-	inf := mon.NewMetadataInformer(metadata.NewForConfigOrDie(env.Config), corev1.SchemeGroupVersion.WithResource("secrets"), mon.Track("secrets", ""))
+	inf, err := mon.NewInformer(env.Config, probe.Resource{GVR: corev1.SchemeGroupVersion.WithResource("secrets")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	go inf.RunWithContext(runCtx)
 	testenv.WaitFor(t, time.Minute, "the informer synced", func() (bool, error) { return inf.HasSynced(), nil })
 	items := inf.GetStore().List()

@@ -1,4 +1,4 @@
-package exporter_test
+package exporter
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
@@ -53,12 +53,12 @@ func TestSecureMetrics(t *testing.T) {
 		return tr.Status.Token
 	}
 
-	cfg := exporter.Config{Resources: resources("configmaps"), SecureMetrics: true}
+	cfg := config.Config{Resources: resources("configmaps"), SecureMetrics: true}
 	cfg.Canary.Enabled = new(false)
 	r := startExporter(t, cfg, env.Config, nil)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	get := func(bearer string) int {
-		req, _ := http.NewRequest(http.MethodGet, "https://"+r.Addr()+"/metrics", nil)
+		req, _ := http.NewRequest(http.MethodGet, "https://"+r.addr()+"/metrics", nil)
 		if bearer != "" {
 			req.Header.Set("Authorization", "Bearer "+bearer)
 		}

@@ -1,10 +1,10 @@
-package exporter_test
+package exporter
 
 import (
 	"testing"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // Two shards against one API server: together they export every resource,
@@ -15,13 +15,13 @@ func TestShardsSplitResources(t *testing.T) {
 	seen := map[string]int{}
 	var canaries int
 	for shard := range 2 {
-		cfg := exporter.Config{Resources: resources(names...), Shard: shard, TotalShards: 2}
+		cfg := config.Config{Resources: resources(names...), Shard: shard, TotalShards: 2}
 		cfg.Canary.Namespace = "default"
 		cfg.Canary.Name = "canary-shard"
 		r := startExporter(t, cfg, env.Config, nil)
 		var own []string
 		for _, n := range names {
-			if exporter.ShardOf(n, 2) == shard {
+			if config.ShardOf(n, 2) == shard {
 				own = append(own, n)
 			}
 		}

@@ -1,4 +1,4 @@
-package exporter_test
+package exporter
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // Under steady churn every resource syncs, and the churned resource's lag
@@ -24,7 +24,7 @@ func TestSteadyChurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{"configmaps", "namespaces", "serviceaccounts", "deployments.apps"}
-	r := startExporter(t, exporter.Config{Resources: resources(names...)}, env.Config, nil)
+	r := startExporter(t, config.Config{Resources: resources(names...)}, env.Config, nil)
 	r.waitSynced(t, names...)
 
 	writes := make(chan int, 1)
@@ -77,7 +77,7 @@ func TestStalledWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy, proxied := env.Proxy(t, env.Config)
-	r := startExporter(t, exporter.Config{Resources: resources("configmaps", "namespaces")}, proxied, env.Config)
+	r := startExporter(t, config.Config{Resources: resources("configmaps", "namespaces")}, proxied, env.Config)
 	r.waitSynced(t, "configmaps", "namespaces")
 	r.waitMetric(t, time.Minute, "a first lag", func(m testenv.Metrics) bool {
 		_, ok := m.Value(catalog.ResourceVersionLag.Name, res("configmaps"))
@@ -146,7 +146,7 @@ func TestListLatency(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, c.watchList)
 			proxy, proxied := env.Proxy(t, env.Config)
 			proxy.SetDelay(delay)
-			r := startExporter(t, exporter.Config{Resources: resources("configmaps")}, proxied, env.Config)
+			r := startExporter(t, config.Config{Resources: resources("configmaps")}, proxied, env.Config)
 			r.waitSynced(t, "configmaps")
 			m := r.waitMetric(t, time.Minute, "probe durations", func(m testenv.Metrics) bool {
 				h, ok := m.Histogram(catalog.ListDuration.Name, map[string]string{"resource": "configmaps", "kind": catalog.KindProbe})

@@ -79,12 +79,3 @@ func (c requestCounts) byVerb() map[string]float64 {
 	}
 	return out
 }
-
-// total sums every count.
-func (c requestCounts) total() float64 {
-	t := 0.0
-	for _, v := range c {
-		t += v
-	}
-	return t
-}

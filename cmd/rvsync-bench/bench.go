@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
@@ -165,7 +165,7 @@ func (b *bench) scaling(ctx context.Context, exp *program) ([]scaleResult, error
 	}{
 		{"none (API server background)", nil},
 		{"1 resource (" + benchResource + ")", []string{benchResource}},
-		{"default resources", exporter.DefaultResources},
+		{"default resources", config.DefaultResources},
 		{"every listable resource", all},
 	}
 	var out []scaleResult

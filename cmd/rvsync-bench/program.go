@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // program is one of the binaries under comparison.

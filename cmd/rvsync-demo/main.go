@@ -6,26 +6,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-logr/logr"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 func main() {
@@ -68,27 +62,20 @@ func run(ctx context.Context, listen string, every time.Duration, rate float64) 
 	go testenv.Churn(ctx, env.Client, "demo", 50, rate)
 	go testenv.ChurnDeployments(ctx, env.Client, "demo", 5, 3*time.Second)
 
-	var cfg exporter.Config
-	cfg.ListenAddress = listen
-	for _, n := range demoResources {
-		cfg.Resources = append(cfg.Resources, exporter.ResourceConfig{Name: n})
-	}
 	logFile, err := os.Create(filepath.Join(os.TempDir(), "rvsync-demo-exporter.log"))
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
-	e, err := exporter.New(exporter.Options{
-		Config: cfg, InformerConfig: env.Config,
-		Logger: logr.FromSlogHandler(slog.NewTextHandler(logFile, nil)),
-		Build:  collectorBuild(),
+	e, err := testenv.StartExporter(testenv.ExporterOptions{
+		Informer: env.Config, Log: logFile, Addr: listen,
+		Args: []string{"--resources=" + strings.Join(demoResources, ",")},
 	})
 	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	url := "http://" + e.Addr() + "/metrics"
+	defer func() { _ = e.Stop(30 * time.Second) }()
+	url := e.MetricsURL()
 	fmt.Printf("exporter metrics at %s (logs: %s); Ctrl-C stops\n\n", url, logFile.Name())
 
 	tick := time.NewTicker(every)
@@ -96,13 +83,11 @@ func run(ctx context.Context, listen string, every time.Duration, rate float64) 
 	for {
 		select {
 		case <-ctx.Done():
-			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-				return err
-			}
 			return nil
-		case err := <-done:
-			return err
 		case <-tick.C:
+			if e.Exited() {
+				return fmt.Errorf("the exporter exited; see %s", logFile.Name())
+			}
 			m, err := testenv.Scrape(url)
 			if err != nil {
 				fmt.Printf("scrape: %v\n", err)
@@ -140,7 +125,7 @@ func printTable(w io.Writer, m testenv.Metrics) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", n,
 			value(catalog.InformerSynced), value(catalog.Objects), value(catalog.ResourceVersionLag), stale,
 			quantile(catalog.ListDuration, 0.95), quantile(catalog.EventDeliveryLag, 0.99),
-			quantile(catalog.WatchDeliveryLatency, 0.5), m.Sum(catalog.Relists.Name, r), value(catalog.UnconvergedObjects))
+			quantile(catalog.CanaryDeliveryLatency, 0.5), m.Sum(catalog.Relists.Name, r), value(catalog.UnconvergedObjects))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
@@ -148,12 +133,6 @@ func printTable(w io.Writer, m testenv.Metrics) {
 
 // writeKubeconfig saves an admin kubeconfig for the demo's control plane.
 func writeKubeconfig(env *testenv.Env) (string, error) {
-	c := env.Config
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["demo"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData}
-	kc.AuthInfos["demo"] = &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken}
-	kc.Contexts["demo"] = &clientcmdapi.Context{Cluster: "demo", AuthInfo: "demo"}
-	kc.CurrentContext = "demo"
 	path := filepath.Join(os.TempDir(), "rvsync-demo.kubeconfig")
-	return path, clientcmd.WriteToFile(*kc, path)
+	return path, testenv.WriteKubeconfig(path, env.Config)
 }

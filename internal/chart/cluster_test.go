@@ -2,7 +2,6 @@ package chart_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,16 +17,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // TestControlPlane runs the tests that need a real API server on one
 // control plane.
 func TestControlPlane(t *testing.T) {
+	testenv.SkipShort(t, "helm")
 	env := testenv.StartT(t, testenv.Options{})
 	t.Run("ManifestsApply", func(t *testing.T) { testManifestsApply(t, env) })
 	t.Run("RBACSufficiency", func(t *testing.T) { testRBACSufficiency(t, env) })
@@ -72,34 +72,31 @@ func impersonating(env *testenv.Env, namespace, sa string) *rest.Config {
 	return c
 }
 
-// runExporter runs the exporter in-process with cfg until stop is called or
-// the test ends, and returns its /metrics URL (https with secure metrics).
-func runExporter(t *testing.T, cfg exporter.Config, client *rest.Config) (url string, stop func()) {
+// runExporter runs the exporter binary with cfg, acting as client, until
+// stop is called or the test ends, and returns its /metrics URL (https with
+// secure metrics).
+func runExporter(t *testing.T, cfg config.Config, client *rest.Config) (url string, stop func()) {
 	t.Helper()
-	cfg.ListenAddress = "127.0.0.1:0"
 	cfg.ProbeInterval.Duration = time.Second
-	e, err := exporter.New(exporter.Options{Config: cfg, InformerConfig: client, Logger: testr.New(t)})
+	file, err := yaml.Marshal(cfg)
 	if err != nil {
-		t.Fatalf("exporter.New: %v", err)
+		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
+	e := testenv.StartExporterT(t, testenv.ExporterOptions{Informer: client, Config: file, Dir: t.TempDir()})
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("exporter.Run: %v", err)
+			if err := e.Stop(30 * time.Second); err != nil {
+				t.Errorf("stop exporter: %v", err)
 			}
+			t.Logf("exporter output:\n%s", e.Output())
 		})
 	}
-	t.Cleanup(stop)
 	scheme := "http"
 	if cfg.SecureMetrics {
 		scheme = "https"
 	}
-	return scheme + "://" + e.Addr() + "/metrics", stop
+	return scheme + "://" + e.Addr + "/metrics", stop
 }
 
 func waitMetric(t *testing.T, url, msg string, cond func(testenv.Metrics) bool) {
@@ -193,8 +190,8 @@ func testRBACSufficiency(t *testing.T, env *testenv.Env) {
 		url, stop := runExporter(t, cfg, asSA)
 		defer stop()
 		waitMetric(t, url, removed+" reports forbidden", func(m testenv.Metrics) bool {
-			return m.Sum(catalog.ProbeErrors.Name, map[string]string{
-				catalog.LabelResource: removed, catalog.LabelProbe: catalog.ProbeSync, catalog.LabelReason: catalog.ReasonForbidden,
+			return m.Sum(catalog.ListErrors.Name, map[string]string{
+				catalog.LabelResource: removed, catalog.LabelReason: catalog.ReasonForbidden,
 			}) > 0
 		})
 		for _, r := range watched {
@@ -309,7 +306,7 @@ func testSecureMetricsRBAC(t *testing.T, env *testenv.Env) {
 // ClusterRole, dropping a rule left without resources.
 func withoutResource(t *testing.T, cr map[string]any, name string) {
 	t.Helper()
-	plural, group := exporter.SplitName(name)
+	plural, group, _ := strings.Cut(name, ".")
 	rules, _ := cr["rules"].([]any)
 	var kept []any
 	found := false

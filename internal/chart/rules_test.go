@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/rvsync-slo/rvsync-slo/alerts"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // setSLO sets the objective and threshold of an SLO of s.
-func setSLO(t *testing.T, s *alerts.Spec, name string, objective, threshold float64) {
+func setSLO(t *testing.T, s *slo.Spec, name string, objective, threshold float64) {
 	t.Helper()
 	for i := range s.SLOs {
 		if s.SLOs[i].Name == name {
@@ -23,7 +24,7 @@ func setSLO(t *testing.T, s *alerts.Spec, name string, objective, threshold floa
 	t.Fatalf("no SLO %s", name)
 }
 
-func disable(s *alerts.Spec, names ...string) {
+func disable(s *slo.Spec, names ...string) {
 	for i := range s.SLOs {
 		for _, n := range names {
 			if s.SLOs[i].Name == n {
@@ -44,33 +45,34 @@ func ciFile(t *testing.T, name string) string {
 
 // TestRulesFollowValues proves that the chart's rules are exactly the rule
 // generator's for the equivalent spec: the defaults give
-// alerts.DefaultSpec(), and each values change gives the spec with that
+// slo.DefaultSpec(), and each values change gives the spec with that
 // change, in the PrometheusRule and in the rules ConfigMap alike.
 func TestRulesFollowValues(t *testing.T) {
+	testenv.SkipShort(t, "helm")
 	tests := []struct {
 		name string
 		opts chart.Options
-		spec func(t *testing.T) alerts.Spec
+		spec func(t *testing.T) slo.Spec
 	}{{
 		name: "defaults",
-		spec: func(*testing.T) alerts.Spec { return alerts.DefaultSpec() },
+		spec: func(*testing.T) slo.Spec { return slo.DefaultSpec() },
 	}, {
 		name: "custom-slo scenario",
 		opts: chart.Options{ValuesFiles: []string{ciFile(t, "custom-slo-values.yaml")}},
-		spec: func(t *testing.T) alerts.Spec {
-			s := alerts.DefaultSpec()
+		spec: func(t *testing.T) slo.Spec {
+			s := slo.DefaultSpec()
 			s.RunbookURLPrefix = "https://runbooks.example.com/rvsync/#"
-			setSLO(t, &s, catalog.SLOListLatency, 0.99, 1)
-			setSLO(t, &s, catalog.SLOCacheStaleness, 0.999, 15)
-			disable(&s, catalog.SLORVLag, catalog.SLOCanaryDelivery) // canary.enabled=false drops its SLO
-			s.Symptoms = alerts.Symptoms{StalledAfterSeconds: 180, StalledFor: "3m", NotSyncedFor: "15m", RelistsPerHour: 6}
+			setSLO(t, &s, slo.ListLatency, 0.99, 1)
+			setSLO(t, &s, slo.CacheStaleness, 0.999, 15)
+			disable(&s, slo.RVLag, slo.CanaryDelivery) // canary.enabled=false drops its SLO
+			s.Symptoms = slo.Symptoms{StalledAfterSeconds: 180, StalledFor: "3m", NotSyncedFor: "15m", RelistsPerHour: 6}
 			return s
 		},
 	}, {
 		name: "multi-cluster scenario",
 		opts: chart.Options{ValuesFiles: []string{ciFile(t, "multi-cluster-values.yaml")}},
-		spec: func(*testing.T) alerts.Spec {
-			s := alerts.DefaultSpec()
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
 			s.ClusterLabel = "k8s_cluster"
 			s.Selector = `job="rvsync-slo"`
 			s.UpSelector = `job="rvsync-slo", namespace="monitoring"`
@@ -86,12 +88,12 @@ func TestRulesFollowValues(t *testing.T) {
 			"rvLag":          map[string]any{"enabled": true, "objective": 0.95, "thresholdRevisions": 1000},
 			"extraLabels":    map[string]string{"team": "platform", "tier": "one"},
 		}}},
-		spec: func(t *testing.T) alerts.Spec {
-			s := alerts.DefaultSpec()
+		spec: func(t *testing.T) slo.Spec {
+			s := slo.DefaultSpec()
 			s.Selector = `namespace="monitoring", job=~"rvsync.*"`
-			setSLO(t, &s, catalog.SLOListLatency, 0.995, 5)
-			setSLO(t, &s, catalog.SLOCanaryDelivery, 0.9, 2.5)
-			setSLO(t, &s, catalog.SLORVLag, 0.95, 1000)
+			setSLO(t, &s, slo.ListLatency, 0.995, 5)
+			setSLO(t, &s, slo.CanaryDelivery, 0.9, 2.5)
+			setSLO(t, &s, slo.RVLag, 0.95, 1000)
 			s.ExtraLabels = map[string]string{"team": "platform", "tier": "one"}
 			return s
 		},

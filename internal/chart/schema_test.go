@@ -8,14 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // TestSchemaRejects: a wrong value fails `helm template` with a message
 // that names the key and what is wrong.
 func TestSchemaRejects(t *testing.T) {
+	testenv.SkipShort(t, "helm")
 	tests := []struct {
 		name   string
 		values map[string]any
@@ -91,6 +93,7 @@ func TestSchemaRejects(t *testing.T) {
 // TestSchemaBucketsAreCatalogBuckets: the event-ratio thresholds the schema
 // allows are exactly the bucket bounds of the histograms the rules count.
 func TestSchemaBucketsAreCatalogBuckets(t *testing.T) {
+	testenv.SkipShort(t, "helm")
 	dir, err := chart.Dir()
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +118,7 @@ func TestSchemaBucketsAreCatalogBuckets(t *testing.T) {
 	if err := json.Unmarshal(b, &schema); err != nil {
 		t.Fatal(err)
 	}
-	for key, m := range map[string]catalog.Metric{"listLatency": catalog.ListDuration, "canaryDelivery": catalog.WatchDeliveryLatency} {
+	for key, m := range map[string]catalog.Metric{"listLatency": catalog.ListDuration, "canaryDelivery": catalog.CanaryDeliveryLatency} {
 		got := schema.Properties.SLO.Properties[key].Properties.ThresholdSeconds.Enum
 		if !slices.Equal(got, m.Buckets) {
 			t.Errorf("slo.%s.thresholdSeconds enum %v, want the buckets of %s %v", key, got, m.Name, m.Buckets)
@@ -127,17 +130,18 @@ func TestSchemaBucketsAreCatalogBuckets(t *testing.T) {
 // config equals the exporter's own defaults, and its listen port is the
 // container's and Service's metrics port.
 func TestDefaultConfigIsExporterDefault(t *testing.T) {
+	testenv.SkipShort(t, "helm")
 	m := render(t, chart.Options{})
 	cfg, _ := exporterConfig(t, m)
-	def := exporter.Config{}
+	def := config.Config{}
 	def.Defaults()
 	cfg.Defaults()
 	var names []string
 	for _, r := range cfg.Resources {
 		names = append(names, r.Name)
 	}
-	if !slices.Equal(names, exporter.DefaultResources) {
-		t.Errorf("resources %v, want exporter.DefaultResources %v", names, exporter.DefaultResources)
+	if !slices.Equal(names, config.DefaultResources) {
+		t.Errorf("resources %v, want config.DefaultResources %v", names, config.DefaultResources)
 	}
 	cfg.Resources, def.Resources = nil, nil
 	if cfg.ListenAddress != def.ListenAddress || cfg.ProbeInterval != def.ProbeInterval || cfg.LogLevel != def.LogLevel || cfg.MaxResources != def.MaxResources {

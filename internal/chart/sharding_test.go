@@ -7,8 +7,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
 func shardedValues(shards int) map[string]any {
@@ -20,6 +21,7 @@ func shardedValues(shards int) map[string]any {
 // all pods every configured resource (the canary's included) is watched
 // exactly once.
 func TestSharding(t *testing.T) {
+	testenv.SkipShort(t, "helm")
 	for _, shards := range []int{2, 3} {
 		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
 			m := render(t, chart.Options{Values: shardedValues(shards)})
@@ -55,7 +57,7 @@ func TestSharding(t *testing.T) {
 					t.Errorf("pod %d resolves shard %d", ordinal, pod.Shard)
 				}
 				for _, r := range pod.OwnResources() {
-					if s := exporter.ShardOf(r.Name, shards); s != ordinal {
+					if s := config.ShardOf(r.Name, shards); s != ordinal {
 						t.Errorf("%s: watched by pod %d, hashes to shard %d", r.Name, ordinal, s)
 					}
 					watchers[r.Name] = append(watchers[r.Name], ordinal)
@@ -76,6 +78,7 @@ func TestSharding(t *testing.T) {
 // TestShardingRefusesReplicas: replicas means Deployment replicas; with
 // sharding the shards set the pod count, so both above one is refused.
 func TestShardingRefusesReplicas(t *testing.T) {
+	testenv.SkipShort(t, "helm")
 	v := shardedValues(3)
 	v["replicas"] = 2
 	_, err := chart.Template(chart.Options{Values: v})

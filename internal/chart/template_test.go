@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the chart scrapes with Prometheus' own ServiceAccount token, which only the deprecated bearerTokenFile names.
+
 package chart_test
 
 import (
@@ -17,11 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter"
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // scenario is a values setup: the defaults or one ci/ file.
@@ -71,7 +73,7 @@ func into[T any](t *testing.T, m chart.Manifests, kind string) *T {
 
 // exporterConfig returns the rendered exporter config, loaded as the
 // exporter loads it (strictly), and the raw file.
-func exporterConfig(t *testing.T, m chart.Manifests) (exporter.Config, string) {
+func exporterConfig(t *testing.T, m chart.Manifests) (config.Config, string) {
 	t.Helper()
 	var cm *corev1.ConfigMap
 	for _, u := range m.OfKind("ConfigMap") {
@@ -90,7 +92,7 @@ func exporterConfig(t *testing.T, m chart.Manifests) (exporter.Config, string) {
 	if err := os.WriteFile(file, []byte(raw), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := exporter.LoadFile(file)
+	cfg, err := config.LoadFile(file)
 	if err != nil {
 		t.Fatalf("the exporter rejects the chart's config: %v\n%s", err, raw)
 	}
@@ -100,6 +102,7 @@ func exporterConfig(t *testing.T, m chart.Manifests) (exporter.Config, string) {
 // TestLintAndTemplate lints and renders the defaults and every ci/ scenario,
 // and checks what each rendering must hold.
 func TestLintAndTemplate(t *testing.T) {
+	testenv.SkipShort(t, "helm")
 	for _, sc := range scenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
 			if err := chart.Lint(sc.opts); err != nil {
@@ -195,7 +198,7 @@ var authDelegatorRules = []rbacv1.PolicyRule{
 // checkClusterRole: list and watch on exactly the configured resources, no
 // wildcard, no other verb; with secure metrics also exactly the
 // auth-delegator rules.
-func checkClusterRole(t *testing.T, m chart.Manifests, cfg exporter.Config) {
+func checkClusterRole(t *testing.T, m chart.Manifests, cfg config.Config) {
 	t.Helper()
 	u, err := m.Named("ClusterRole", fullname(t, m))
 	if err != nil {
@@ -220,7 +223,7 @@ func checkClusterRole(t *testing.T, m chart.Manifests, cfg exporter.Config) {
 				if strings.Contains(g+res, "*") {
 					t.Errorf("wildcard in rule %+v", r)
 				}
-				granted = append(granted, probe.ResourceName(schema.GroupResource{Group: g, Resource: res}))
+				granted = append(granted, catalog.ResourceValue(g, res))
 			}
 		}
 	}
@@ -260,7 +263,7 @@ func workload(t *testing.T, m chart.Manifests) (kind string, pod corev1.PodTempl
 // checkPod: the exporter reads the rendered config, probes its health
 // endpoints in the scheme it serves, mounts its metrics certificate where
 // the config says, and runs locked down.
-func checkPod(t *testing.T, m chart.Manifests, cfg exporter.Config) {
+func checkPod(t *testing.T, m chart.Manifests, cfg config.Config) {
 	t.Helper()
 	_, tmpl := workload(t, m)
 	c := tmpl.Spec.Containers[0]
@@ -331,7 +334,7 @@ const serviceAccountToken = "/var/run/secrets/kubernetes.io/serviceaccount/token
 // checkServiceMonitor: with secure metrics the ServiceMonitor scrapes https
 // with the Prometheus pod's token, verifying the certificate when a CA is
 // configured and skipping verification otherwise; without, plain http.
-func checkServiceMonitor(t *testing.T, m chart.Manifests, cfg exporter.Config) {
+func checkServiceMonitor(t *testing.T, m chart.Manifests, cfg config.Config) {
 	t.Helper()
 	if len(m.OfKind(monv1.ServiceMonitorsKind)) == 0 {
 		return

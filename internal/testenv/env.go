@@ -72,6 +72,7 @@ func Start(opts Options) (*Env, error) {
 // StartT starts a control plane for a test and stops it when the test ends.
 func StartT(t testing.TB, opts Options) *Env {
 	t.Helper()
+	SkipShort(t, "kube-apiserver and etcd")
 	e, err := Start(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -131,5 +132,16 @@ func WaitFor(t testing.TB, timeout time.Duration, msg string, cond func() (bool,
 			t.Fatalf("timed out after %v waiting for %s (last error: %v)", timeout, msg, last)
 		case <-tick.C:
 		}
+	}
+}
+
+// SkipShort skips a test that needs real components (kube-apiserver, etcd,
+// helm, Prometheus, promtool) under `go test -short`, the fast tier of
+// `make test-unit`. `make test` runs it, and it fails there, rather than
+// skips, when a component is missing.
+func SkipShort(t testing.TB, needs string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s; not run with -short", needs)
 	}
 }

@@ -22,6 +22,8 @@ type Process struct {
 	Args []string
 	// Log receives the output of a process started by Start; nil discards it.
 	Log io.Writer
+	// Env are extra environment variables of a process started by Start.
+	Env []string
 
 	pid  int
 	done chan struct{} // closed when a process started by Start has exited
@@ -62,6 +64,9 @@ func (p *Process) Start() error {
 		out = io.Discard
 	}
 	cmd.Stdout, cmd.Stderr = out, out
+	if len(p.Env) > 0 {
+		cmd.Env = append(os.Environ(), p.Env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", filepath.Base(p.Path), err)

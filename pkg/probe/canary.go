@@ -16,22 +16,24 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
-// HeartbeatAnnotation is the annotation a canary write sets on its object.
+// heartbeatAnnotation is the annotation a canary write sets on its object.
 // Writing metadata works for any resource kind: ConfigMap, Lease or a
 // custom resource.
-const HeartbeatAnnotation = "rvsync.io/heartbeat"
+const heartbeatAnnotation = "rvsync.io/heartbeat"
 
 // CanaryOptions configure one canary writer.
 type CanaryOptions struct {
-	// GVR, Kind and APIVersion of the canary object; default a ConfigMap.
-	GVR        schema.GroupVersionResource
-	APIVersion string
-	Kind       string
+	// GVR and Kind of the canary object; default a ConfigMap. The resource
+	// must be watched by the monitor (NewInformer or Instrument first), in
+	// all namespaces or at least in Namespace.
+	GVR  schema.GroupVersionResource
+	Kind string
 	// Namespace and Name of the object. Name must be unique per exporter
 	// replica (the chart uses the pod name) so replicas never fight over one.
 	Namespace, Name string
@@ -42,7 +44,7 @@ type CanaryOptions struct {
 
 func (o *CanaryOptions) defaults() {
 	if o.GVR.Resource == "" {
-		o.GVR, o.APIVersion, o.Kind = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "v1", "ConfigMap"
+		o.GVR, o.Kind = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ConfigMap"
 	}
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Second
@@ -143,23 +145,32 @@ func (c *canaryState) lastDeliveredUnix() float64 {
 type Canary struct {
 	opts    CanaryOptions
 	client  dynamic.Interface
-	tracker *Tracker
+	tracker *tracker
 	state   *canaryState
 	writes  [2]prometheus.Counter // success, error
 	log     logr.Logger
 }
 
-// NewCanary attaches a canary to tracker, the tracker of the canary object's
-// resource, whose informer must watch the canary's namespace. client should
-// use its own connection, like the head probe's.
-func (m *Monitor) NewCanary(client dynamic.Interface, tracker *Tracker, opts CanaryOptions) (*Canary, error) {
+// NewCanary returns a canary writing to the object opts names, timed by the
+// informer that watches its resource. cfg is the writer's client
+// configuration; the writer gets a connection of its own, like the head
+// probe, so a stuck informer connection cannot hold its writes back.
+func (m *Monitor) NewCanary(cfg *rest.Config, opts CanaryOptions) (*Canary, error) {
 	opts.defaults()
-	if opts.Namespace == "" || opts.Name == "" {
-		return nil, fmt.Errorf("canary %s: namespace and name are required", tracker.name)
+	if opts.Namespace == "" || opts.Name == "" || opts.Kind == "" {
+		return nil, fmt.Errorf("canary %s: kind, namespace and name are required", resourceName(opts.GVR.GroupResource()))
+	}
+	tracker, err := m.tracked(opts.GVR)
+	if err != nil {
+		return nil, fmt.Errorf("canary: %w", err)
+	}
+	client, err := dynamic.NewForConfig(ownConnection(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("canary client: %w", err)
 	}
 	st := &canaryState{
 		namespace: opts.Namespace, name: opts.Name, clock: m.opts.Clock,
-		latency: m.metrics.WatchDeliveryLatency.WithLabelValues(tracker.name),
+		latency: m.metrics.CanaryDeliveryLatency.WithLabelValues(tracker.name),
 		lost:    m.metrics.CanaryLost.WithLabelValues(tracker.name),
 	}
 	tracker.mu.Lock()
@@ -199,12 +210,11 @@ func (c *Canary) beat(ctx context.Context) {
 			return
 		}
 		c.writes[1].Inc()
-		c.tracker.metrics.ProbeErrors.WithLabelValues(c.tracker.name, catalog.ProbeCanary, Reason(err)).Inc()
-		c.log.Info("canary write failed", "err", err)
+		c.log.Info("canary write failed", "reason", reasonOf(err), "err", err)
 		return
 	}
 	c.writes[0].Inc()
-	rv, ok := ParseRV(rvs)
+	rv, ok := parseRV(rvs)
 	if !ok {
 		return // opaque RV: the tracker reports it
 	}
@@ -218,16 +228,16 @@ func (c *Canary) beat(ctx context.Context) {
 func (c *Canary) write(ctx context.Context, now time.Time) (string, error) {
 	res := c.client.Resource(c.opts.GVR).Namespace(c.opts.Namespace)
 	stamp := strconv.FormatInt(now.UnixNano(), 10)
-	patch := []byte(`{"metadata":{"annotations":{"` + HeartbeatAnnotation + `":"` + stamp + `"}}}`)
+	patch := []byte(`{"metadata":{"annotations":{"` + heartbeatAnnotation + `":"` + stamp + `"}}}`)
 	obj, err := res.Patch(ctx, c.opts.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) {
 		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(c.opts.APIVersion)
+		u.SetAPIVersion(c.opts.GVR.GroupVersion().String())
 		u.SetKind(c.opts.Kind)
 		u.SetNamespace(c.opts.Namespace)
 		u.SetName(c.opts.Name)
 		u.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "rvsync-slo", "app.kubernetes.io/component": "canary"})
-		u.SetAnnotations(map[string]string{HeartbeatAnnotation: stamp})
+		u.SetAnnotations(map[string]string{heartbeatAnnotation: stamp})
 		obj, err = res.Create(ctx, u, metav1.CreateOptions{})
 	}
 	if err != nil {

@@ -14,7 +14,7 @@ func newCanaryState() (*canaryState, prometheus.Histogram, prometheus.Counter) {
 	return &canaryState{namespace: "ns", name: "canary", latency: h, lost: c}, h, c
 }
 
-func histogram(t *testing.T, h prometheus.Histogram) (uint64, float64) {
+func histogram(t testing.TB, h prometheus.Histogram) (uint64, float64) {
 	t.Helper()
 	var m dto.Metric
 	if err := h.Write(&m); err != nil {

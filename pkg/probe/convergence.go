@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -13,19 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
 )
 
-// DefaultObservedGenerationPath is where workload controllers report the
-// generation they acted on.
-const DefaultObservedGenerationPath = "status.observedGeneration"
-
-// GenerationObject is what a convergence informer keeps of an object:
+// generationObject is what a convergence informer keeps of an object:
 // identity, RV, generation and observed generation. Spec and status bodies
 // are dropped as objects arrive.
-type GenerationObject struct {
+type generationObject struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
 	ObservedGeneration int64
@@ -33,23 +29,23 @@ type GenerationObject struct {
 }
 
 // DeepCopyObject implements runtime.Object.
-func (o *GenerationObject) DeepCopyObject() runtime.Object {
+func (o *generationObject) DeepCopyObject() runtime.Object {
 	c := *o
 	o.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
 	return &c
 }
 
-// GenerationTransform returns an informer transform that reduces an
-// unstructured object to a GenerationObject, reading the observed
+// generationTransform returns an informer transform that reduces an
+// unstructured object to a generationObject, reading the observed
 // generation at path (dot-separated, e.g. status.observedGeneration).
-func GenerationTransform(path string) cache.TransformFunc {
+func generationTransform(path string) cache.TransformFunc {
 	fields := strings.Split(path, ".")
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
 			return obj, nil
 		}
-		g := &GenerationObject{}
+		g := &generationObject{}
 		g.Namespace, g.Name, g.ResourceVersion, g.Generation = u.GetNamespace(), u.GetName(), u.GetResourceVersion(), u.GetGeneration()
 		g.ObservedGeneration, g.HasObserved, _ = unstructured.NestedInt64(u.Object, fields...)
 		return g, nil
@@ -110,23 +106,24 @@ func (c *convergence) remove(key string) {
 	delete(c.pending, key)
 }
 
-func (c *convergence) snapshot(now time.Time) *collector.Convergence {
+func (c *convergence) snapshot(now time.Time) *convergenceSnapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := &collector.Convergence{Unconverged: len(c.pending)}
+	s := &convergenceSnapshot{Unconverged: len(c.pending)}
 	for _, p := range c.pending {
 		s.OldestSeconds = max(s.OldestSeconds, now.Sub(p.oldestSeen).Seconds())
 	}
 	return s
 }
 
-// NewConvergenceInformer returns an instrumented informer for gvr that also
+// newConvergenceInformer returns an instrumented informer for gvr that also
 // tracks generation convergence: how long objects wait between a new
 // metadata.generation and a status.observedGeneration (at path) that covers
-// it. It keeps only GenerationObjects in its store.
-func (m *Monitor) NewConvergenceInformer(client dynamic.Interface, gvr schema.GroupVersionResource, tracker *Tracker, path string) cache.SharedIndexInformer {
-	if path == "" {
-		path = DefaultObservedGenerationPath
+// it. It keeps only generationObjects in its store.
+func (m *Monitor) newConvergenceInformer(cfg *rest.Config, gvr schema.GroupVersionResource, tracker *tracker, path string) (cache.SharedIndexInformer, error) {
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client for %s: %w", tracker.name, err)
 	}
 	res := client.Resource(gvr)
 	lw := &cache.ListWatch{
@@ -137,17 +134,17 @@ func (m *Monitor) NewConvergenceInformer(client dynamic.Interface, gvr schema.Gr
 			return res.Watch(ctx, o)
 		},
 	}
-	inf := cache.NewSharedIndexInformerWithOptions(m.Instrument(tracker, cache.ToListWatcherWithWatchListSemantics(lw, client)),
+	inf := cache.NewSharedIndexInformerWithOptions(m.instrument(tracker, cache.ToListWatcherWithWatchListSemantics(lw, client)),
 		&unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: tracker.name})
-	_ = inf.SetTransform(GenerationTransform(path))
-	m.Observe(tracker, inf)
+	_ = inf.SetTransform(generationTransform(path))
+	m.observe(tracker, inf)
 	conv := &convergence{histogram: m.metrics.GenerationConvergence.WithLabelValues(tracker.name), pending: map[string]pendingGeneration{}}
 	tracker.mu.Lock()
 	tracker.converge = conv
 	tracker.mu.Unlock()
 	clk := m.opts.Clock
 	apply := func(obj any) {
-		if g, ok := obj.(*GenerationObject); ok {
+		if g, ok := obj.(*generationObject); ok {
 			conv.update(g.Namespace+"/"+g.Name, g.Generation, g.ObservedGeneration, clk.Now())
 		}
 	}
@@ -160,5 +157,5 @@ func (m *Monitor) NewConvergenceInformer(client dynamic.Interface, gvr schema.Gr
 			}
 		},
 	})
-	return inf
+	return inf, nil
 }

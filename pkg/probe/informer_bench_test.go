@@ -36,7 +36,7 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 				Annotations: map[string]string{"bench.rvsync.io/description": "object created by rvsync-bench"},
 				ManagedFields: []metav1.ManagedFieldsEntry{{
 					Manager: "rvsync-bench", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:payload":{},"f:version":{}},"f:metadata":{"f:annotations":{".":{},"f:bench.rvsync.io/description":{}},"f:labels":{".":{},"f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/name":{}}}}`)},
+					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{".":{},"f:payload":{},"f:version":{}},"f:metadata":{"f:annotations":{".":{},"f:bench.rvsync.io/description":{}},"f:labels":{".":{},"f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/name":{}}}}`),
 				}},
 			},
 		}
@@ -78,7 +78,7 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				perObject := storeBytesPerObject(b, func() cache.SharedIndexInformer {
 					m := New(Options{})
-					inf := m.newKeyInformer(lw, m.Track("configmaps", ""))
+					inf := m.keyInformer(lw, m.track(testGVR("configmaps"), ""))
 					if tc.transform != nil {
 						_ = inf.SetTransform(tc.transform)
 					}
@@ -115,7 +115,7 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// slimMetadata is the transform NewMetadataInformer used before ObjectKey:
+// slimMetadata is the transform NewMetadataInformer used before objectKey:
 // it strips metadata in place down to name, namespace, RV and generation.
 // Kept here as the benchmark's "before".
 func slimMetadata(obj any) (any, error) {

@@ -12,7 +12,7 @@ import (
 )
 
 // listerWatcher wraps an informer's ListerWatcher and reports what passes
-// through it to a Tracker: List pages and their durations, streaming
+// through it to a tracker: List pages and their durations, streaming
 // watch-lists up to their initial-events-end bookmark, relists and their
 // reasons, watch starts and errors, and the RV of every event and bookmark.
 //
@@ -23,7 +23,7 @@ import (
 // answer through.
 type listerWatcher struct {
 	inner       cache.ListerWatcherWithContext
-	tracker     *Tracker
+	tracker     *tracker
 	noWatchList bool
 }
 
@@ -92,7 +92,7 @@ type instrumentedWatch struct {
 	out      chan watch.Event
 	done     chan struct{}
 	stopOnce sync.Once
-	tracker  *Tracker
+	tracker  *tracker
 	initial  bool // streaming the initial events of a watch-list
 }
 

@@ -2,6 +2,8 @@ package probe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -9,19 +11,20 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 	"k8s.io/utils/clock"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
-	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
-// DefaultSpace is the RV space of every resource not configured otherwise:
+// defaultSpace is the RV space of every resource not configured otherwise:
 // all resources stored in the cluster's main etcd share its revision.
-const DefaultSpace = "cluster"
+const defaultSpace = "cluster"
 
 // Options configure a Monitor. Zero values take the defaults.
 type Options struct {
@@ -32,19 +35,22 @@ type Options struct {
 	ProbeInterval time.Duration
 	// ProbeTimeout bounds one head probe (default: the probe interval, at least 5s).
 	ProbeTimeout time.Duration
-	// TimelineCapacity bounds each RV space's head timeline (default 4096
-	// distinct heads: more than 5 h of history at one new head per 5s probe).
-	TimelineCapacity int
 	// Logger receives the monitor's logs.
 	Logger logr.Logger
 	// Controller, when set, adds the label controller=<Controller> to every
 	// series, telling apart several processes that embed the probe.
 	Controller string
-	// HeadProbe, when set, is the client configuration of the head probe for
-	// resources found through TrackResource (ctrlcache.Instrument, InformerFunc) (it gets
-	// its own connection). Off by default for embedded use: without it,
-	// lag and staleness are not computed, every other signal is.
+	// HeadProbe is the client configuration of the head probe, which gets a
+	// connection of its own. Every resource instrumented afterwards becomes
+	// a source of its RV space's head. Nil turns the head probe off (the
+	// default for embedded use): RV lag and staleness are then not
+	// computed, every other signal is.
 	HeadProbe *rest.Config
+
+	// timelineCapacity bounds each RV space's head timeline (default 4096
+	// distinct heads: more than 5 h of history at one new head per 5s
+	// probe); tests shrink it.
+	timelineCapacity int
 }
 
 func (o *Options) defaults() {
@@ -57,23 +63,26 @@ func (o *Options) defaults() {
 	if o.ProbeTimeout <= 0 {
 		o.ProbeTimeout = max(o.ProbeInterval, 5*time.Second)
 	}
-	if o.TimelineCapacity <= 0 {
-		o.TimelineCapacity = 4096
+	if o.timelineCapacity <= 0 {
+		o.timelineCapacity = 4096
 	}
 }
 
-// Monitor measures how far informer caches trail the API server. It owns
-// one Tracker per watched resource and one head probe per RV space, and
-// exports everything through the metric catalog.
+// Monitor measures how far informer caches trail the API server. It keeps
+// one tracker per watched resource and one head probe per RV space, and
+// exports everything under the catalog's names.
 type Monitor struct {
 	opts    Options
-	metrics *collector.Metrics
+	metrics *metrics
 	start   time.Time
 
+	headOnce   sync.Once
+	headClient metadata.Interface // nil: no head probe
+	headErr    error
+
 	mu       sync.Mutex
-	spaces   map[string]*Space
-	trackers map[string]*Tracker
-	heads    heads
+	spaces   map[string]*space
+	trackers map[string]*tracker
 }
 
 // New returns a Monitor with no resources.
@@ -81,34 +90,107 @@ func New(opts Options) *Monitor {
 	opts.defaults()
 	return &Monitor{
 		opts:     opts,
-		metrics:  collector.NewMetrics(),
+		metrics:  newMetrics(),
 		start:    opts.Clock.Now(),
-		spaces:   map[string]*Space{},
-		trackers: map[string]*Tracker{},
+		spaces:   map[string]*space{},
+		trackers: map[string]*tracker{},
 	}
 }
 
-// Register registers the monitor's metric families with reg. build, when
-// not nil, adds rvsync_build_info.
-func (m *Monitor) Register(reg prometheus.Registerer, build *collector.BuildInfo) error {
+// Register registers the monitor's metric families with reg.
+func (m *Monitor) Register(reg prometheus.Registerer) error {
 	if m.opts.Controller != "" {
 		reg = prometheus.WrapRegistererWith(prometheus.Labels{catalog.LabelController: m.opts.Controller}, reg)
 	}
-	return m.metrics.Register(reg, collector.SourceFunc(m.Snapshots), build)
+	return m.metrics.register(reg, m.snapshots)
 }
 
-// Metrics returns the monitor's event-driven metric vectors.
-func (m *Monitor) Metrics() *collector.Metrics { return m.metrics }
+// Resource is a resource whose informer the monitor builds (NewInformer).
+type Resource struct {
+	// GVR is the resource; its `resource` label is `plural.group`.
+	GVR schema.GroupVersionResource
+	// Space is its RV space: resources stored in one etcd share one head
+	// probe. Empty: the cluster's main etcd. Set it for a resource on its
+	// own etcd (--etcd-servers-overrides) or an extension API server.
+	Space string
+	// ObservedGenerationPath, when set (e.g. "status.observedGeneration"),
+	// tracks generation convergence: the informer then keeps generation and
+	// observed generation per object instead of the key alone.
+	ObservedGenerationPath string
+}
 
-func (m *Monitor) space(name string) *Space {
+// NewInformer returns an instrumented informer of r across all namespaces
+// that fetches metadata only and keeps the least the signals need: object
+// keys, or with convergence, identity and generations (see
+// Resource.ObservedGenerationPath). Its event handlers receive
+// cache.ExplicitKey values ("namespace/name") or, with convergence, internal
+// objects: it is a measuring instrument, not a cache to read from (use
+// Instrument for that). cfg is the client configuration of its List and
+// Watch calls. Run it like any informer.
+func (m *Monitor) NewInformer(cfg *rest.Config, r Resource) (cache.SharedIndexInformer, error) {
+	t := m.track(r.GVR, r.Space)
+	if r.ObservedGenerationPath != "" {
+		return m.newConvergenceInformer(cfg, r.GVR, t, r.ObservedGenerationPath)
+	}
+	return m.newKeyInformer(cfg, r.GVR, t)
+}
+
+// Instrument measures an informer of your own: it wraps lw, the
+// ListerWatcher of an informer of gvr, and passes the wrapped one to build,
+// which constructs the informer (e.g. cache.NewSharedIndexInformer). The
+// informer it returns is the one build made, observed by the monitor; call
+// Instrument before starting it.
+func (m *Monitor) Instrument(gvr schema.GroupVersionResource, lw cache.ListerWatcher, build func(cache.ListerWatcher) cache.SharedIndexInformer) cache.SharedIndexInformer {
+	t := m.track(gvr, "")
+	inf := build(m.instrument(t, lw))
+	m.observe(t, inf)
+	return inf
+}
+
+// track returns the tracker of gvr in RV space spaceName ("" for the
+// default), creating it (and, with a head probe, the resource's head
+// source) on first use.
+func (m *Monitor) track(gvr schema.GroupVersionResource, spaceName string) *tracker {
+	name := resourceName(gvr.GroupResource())
+	m.mu.Lock()
+	t, ok := m.trackers[name]
+	if !ok {
+		s := m.space(spaceName)
+		t = newTracker(name, m.opts.Clock, s, m.metrics)
+		s.addTracker(t)
+		m.trackers[name] = t
+	}
+	m.mu.Unlock()
+	if ok || m.opts.HeadProbe == nil {
+		return t
+	}
+	client, err := m.head()
+	if err != nil {
+		m.opts.Logger.Error(err, "no head probe: its client cannot be built")
+		return t
+	}
+	t.space.addSource(headSource{resource: name, head: metadataHead(client, gvr)})
+	return t
+}
+
+// head returns the head probe's client, built once on a connection of its own.
+func (m *Monitor) head() (metadata.Interface, error) {
+	m.headOnce.Do(func() {
+		m.headClient, m.headErr = metadata.NewForConfig(ownConnection(m.opts.HeadProbe))
+	})
+	return m.headClient, m.headErr
+}
+
+// space returns the RV space named name, creating it. m.mu must be held.
+func (m *Monitor) space(name string) *space {
 	if name == "" {
-		name = DefaultSpace
+		name = defaultSpace
 	}
 	s, ok := m.spaces[name]
 	if !ok {
-		s = &Space{
+		s = &space{
 			name:     name,
-			timeline: NewTimeline(m.opts.TimelineCapacity, m.start),
+			timeline: newTimeline(m.opts.timelineCapacity, m.start),
 			clock:    m.opts.Clock,
 			metrics:  m.metrics,
 			log:      m.opts.Logger.WithValues("space", name),
@@ -118,45 +200,54 @@ func (m *Monitor) space(name string) *Space {
 	return s
 }
 
-// Track returns the tracker of resource (its `plural.group` label value) in
-// RV space space ("" for DefaultSpace), creating it on first use.
-func (m *Monitor) Track(resource, space string) *Tracker {
+// tracked returns the tracker of a resource already watched.
+func (m *Monitor) tracked(gvr schema.GroupVersionResource) (*tracker, error) {
+	name := resourceName(gvr.GroupResource())
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t, ok := m.trackers[resource]; ok {
-		return t
+	t, ok := m.trackers[name]
+	if !ok {
+		return nil, fmt.Errorf("%s is not watched by this monitor: create its informer first", name)
 	}
-	s := m.space(space)
-	t := newTracker(resource, m.opts.Clock, s, m.metrics)
-	s.addTracker(t)
-	m.trackers[resource] = t
-	return t
+	return t, nil
 }
 
-// AddHeadSource adds a way to read the head RV of space, through resource.
-// A space probes its sources in order and sticks to the first that answers,
-// so a forbidden or deleted resource does not blind the space.
-func (m *Monitor) AddHeadSource(space, resource string, head HeadFunc) {
-	m.mu.Lock()
-	s := m.space(space)
-	m.mu.Unlock()
-	s.addSource(headSource{resource: resource, head: head})
-}
-
-// Instrument wraps the ListerWatcher of resource's informer so that
-// everything it lists and watches is measured by the resource's tracker.
-func (m *Monitor) Instrument(t *Tracker, lw cache.ListerWatcher) cache.ListerWatcher {
+// instrument wraps the ListerWatcher of t's informer so that everything it
+// lists and watches is measured by t.
+func (m *Monitor) instrument(t *tracker, lw cache.ListerWatcher) cache.ListerWatcher {
 	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), tracker: t, noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
 }
 
-// Run probes the head of every RV space each probe interval until ctx ends.
-// Spaces that gain their first head source later (informers created on
-// demand, as a controller-runtime cache does) start being probed within one
-// interval.
-func (m *Monitor) Run(ctx context.Context) error {
+// observe connects an informer to its tracker: it counts the cached objects
+// and reports the informer's sync state. Call it before the informer starts.
+func (m *Monitor) observe(t *tracker, inf cache.SharedIndexInformer) {
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { t.objects.Add(1) },
+		DeleteFunc: func(any) { t.objects.Add(-1) },
+	})
+	t.mu.Lock()
+	t.synced = inf.HasSynced
+	t.mu.Unlock()
+	log := m.opts.Logger.WithValues("resource", t.name)
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		log.Info("list/watch failed; the informer retries with backoff", "err", err)
+	})
+}
+
+// Start probes the head of every RV space each probe interval until ctx
+// ends, and makes the Monitor a controller-runtime manager.Runnable. Spaces
+// that gain their first head source later (informers created on demand, as
+// a controller-runtime cache does) start being probed within one interval.
+// Without Options.HeadProbe it only waits for ctx.
+func (m *Monitor) Start(ctx context.Context) error {
+	if m.opts.HeadProbe != nil {
+		if _, err := m.head(); err != nil {
+			return fmt.Errorf("head probe client: %w", err)
+		}
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	started := map[*Space]bool{}
+	started := map[*space]bool{}
 	tick := m.opts.Clock.NewTicker(m.opts.ProbeInterval)
 	defer tick.Stop()
 	for {
@@ -173,17 +264,20 @@ func (m *Monitor) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return nil
+			}
+			return ctx.Err()
 		case <-tick.C():
 		}
 	}
 }
 
 // probedSpaces returns the spaces that have a head source.
-func (m *Monitor) probedSpaces() []*Space {
+func (m *Monitor) probedSpaces() []*space {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []*Space
+	var out []*space
 	for _, s := range m.spaces {
 		s.mu.Lock()
 		if len(s.sources) > 0 {
@@ -194,20 +288,20 @@ func (m *Monitor) probedSpaces() []*Space {
 	return out
 }
 
-// Snapshots returns the state of every resource, sorted by name. It reads
+// snapshots returns the state of every resource, sorted by name. It reads
 // memory only and never blocks on the API server.
-func (m *Monitor) Snapshots() []collector.Snapshot {
+func (m *Monitor) snapshots() []snapshot {
 	m.mu.Lock()
-	ts := make([]*Tracker, 0, len(m.trackers))
+	ts := make([]*tracker, 0, len(m.trackers))
 	for _, t := range m.trackers {
 		ts = append(ts, t)
 	}
 	m.mu.Unlock()
-	slices.SortFunc(ts, func(a, b *Tracker) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(ts, func(a, b *tracker) int { return strings.Compare(a.name, b.name) })
 	now := m.opts.Clock.Now()
-	out := make([]collector.Snapshot, len(ts))
+	out := make([]snapshot, len(ts))
 	for i, t := range ts {
-		out[i] = t.Snapshot(now)
+		out[i] = t.snapshot(now)
 	}
 	return out
 }

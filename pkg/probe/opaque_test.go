@@ -1,4 +1,4 @@
-package probe_test
+package probe
 
 import (
 	"context"
@@ -11,9 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
-	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // An extension API server may serve resource versions that are not
@@ -30,18 +29,18 @@ func TestOpaqueResourceVersions(t *testing.T) {
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return events, nil },
 	}
-	mon := probe.New(probe.Options{ProbeInterval: 100 * time.Millisecond})
+	mon := New(Options{ProbeInterval: 100 * time.Millisecond})
 	reg := prometheus.NewRegistry()
-	if err := mon.Register(reg, nil); err != nil {
+	if err := mon.Register(reg); err != nil {
 		t.Fatal(err)
 	}
-	tr := mon.Track("flunders.wardle.example.com", "aggregated")
-	inf := cache.NewSharedIndexInformer(mon.Instrument(tr, cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{})),
+	tr := mon.track(testGVR("flunders.wardle.example.com"), "aggregated")
+	inf := cache.NewSharedIndexInformer(mon.instrument(tr, cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{})),
 		&metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
-	mon.Observe(tr, inf)
-	mon.AddHeadSource("aggregated", "flunders.wardle.example.com", func(context.Context) (string, error) { return "head-token", nil })
+	mon.observe(tr, inf)
+	tr.space.addSource(headSource{resource: tr.name, head: func(context.Context) (string, error) { return "head-token", nil }})
 	go inf.RunWithContext(ctx)
-	go func() { _ = mon.Run(ctx) }()
+	go func() { _ = mon.Start(ctx) }()
 	testenv.WaitFor(t, 30*time.Second, "sync", func() (bool, error) { return inf.HasSynced(), nil })
 	events.Modify(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", ResourceVersion: "tok-2"}})
 
@@ -52,8 +51,8 @@ func TestOpaqueResourceVersions(t *testing.T) {
 		if m, err = testenv.Gather(reg); err != nil {
 			return false, err
 		}
-		sync, _ := m.Value(catalog.ProbeErrors.Name, map[string]string{catalog.LabelResource: res[catalog.LabelResource], catalog.LabelProbe: catalog.ProbeSync, catalog.LabelReason: catalog.ReasonOpaqueRV})
-		head, _ := m.Value(catalog.ProbeErrors.Name, map[string]string{catalog.LabelResource: res[catalog.LabelResource], catalog.LabelProbe: catalog.ProbeHead, catalog.LabelReason: catalog.ReasonOpaqueRV})
+		sync, _ := m.Value(catalog.ListErrors.Name, map[string]string{catalog.LabelResource: res[catalog.LabelResource], catalog.LabelReason: catalog.ReasonOpaqueRV})
+		head, _ := m.Value(catalog.HeadProbeErrors.Name, map[string]string{catalog.LabelResource: res[catalog.LabelResource], catalog.LabelReason: catalog.ReasonOpaqueRV})
 		return sync == 1 && head == 1, nil
 	})
 	for _, fam := range []catalog.Metric{catalog.ResourceVersionLag, catalog.InformerResourceVersion, catalog.HeadResourceVersion, catalog.CacheStaleness} {

@@ -19,10 +19,10 @@ const benchHeads = 4096 // a full default timeline
 
 // benchTracker returns the tracker of a monitor whose timeline holds
 // benchHeads heads, 10 revisions apart, one probe every 5s.
-func benchTracker(b *testing.B) (*Tracker, time.Time) {
+func benchTracker(b *testing.B) (*tracker, time.Time) {
 	b.Helper()
 	m := New(Options{})
-	tr := m.Track("configmaps", "")
+	tr := m.track(testGVR("configmaps"), "")
 	at := m.start
 	for i := range benchHeads {
 		at = m.start.Add(time.Duration(i) * 5 * time.Second)
@@ -82,7 +82,7 @@ func BenchmarkParseRV(b *testing.B) {
 	rvs := []string{"1", "4711", "123456789", "18446744073709551615"}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, ok := ParseRV(rvs[i%len(rvs)]); !ok {
+		if _, ok := parseRV(rvs[i%len(rvs)]); !ok {
 			b.Fatal("not parsed")
 		}
 	}
@@ -131,11 +131,11 @@ func BenchmarkTimelineAdd(b *testing.B) {
 func BenchmarkSnapshots200(b *testing.B) {
 	m := New(Options{})
 	for i := range 200 {
-		m.Track("resource"+strconv.Itoa(i)+".example.com", "")
+		m.track(testGVR("resource"+strconv.Itoa(i)+".example.com"), "")
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		m.Snapshots()
+		m.snapshots()
 	}
 }

@@ -8,12 +8,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
-// Reason classifies an error from the API server or the transport into one
+// reasonOf classifies an error from the API server or the transport into one
 // of the bounded `reason` label values of the catalog.
-func Reason(err error) string {
+func reasonOf(err error) string {
 	switch {
 	case err == nil:
 		return ""

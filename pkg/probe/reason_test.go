@@ -11,7 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 func TestReason(t *testing.T) {
@@ -22,7 +22,7 @@ func TestReason(t *testing.T) {
 	}{
 		{nil, ""},
 		{apierrors.NewResourceExpired("too old resource version: 1 (5)"), catalog.ReasonExpired},
-		{apierrors.NewGone("gone"), catalog.ReasonExpired},
+		{apierrors.NewGone("gone"), catalog.ReasonExpired}, //lint:ignore SA1019 older API servers still answer 410 Gone; it must read as expired
 		{apierrors.NewForbidden(gr, "", errors.New("rbac")), catalog.ReasonForbidden},
 		{apierrors.NewUnauthorized("no"), catalog.ReasonUnauthorized},
 		{apierrors.NewNotFound(gr, ""), catalog.ReasonNotFound},
@@ -34,8 +34,8 @@ func TestReason(t *testing.T) {
 		{apierrors.NewBadRequest("bad"), catalog.ReasonDecode},
 		{errors.New("something else"), catalog.ReasonOther},
 	} {
-		if got := Reason(c.err); got != c.want {
-			t.Errorf("Reason(%v) = %q; want %q", c.err, got, c.want)
+		if got := reasonOf(c.err); got != c.want {
+			t.Errorf("reasonOf(%v) = %q; want %q", c.err, got, c.want)
 		}
 	}
 }

@@ -1,14 +1,14 @@
 package probe
 
-// ParseRV parses a resource version as the integer it is for resources
+// parseRV parses a resource version as the integer it is for resources
 // served by kube-apiserver from etcd (KEP-5504: comparable integers within a
 // resource). It reports false for anything else — an empty string, a leading
 // zero (so also "0", which in list options means "any" and is never an
 // object's RV), a sign, a non-digit, or a value past uint64 — which callers treat as
 // opaque: no lag math, no crash. Extension API servers may serve such RVs.
 //
-// ParseRV does not allocate; it runs for every watch event.
-func ParseRV(s string) (uint64, bool) {
+// parseRV does not allocate; it runs for every watch event.
+func parseRV(s string) (uint64, bool) {
 	if len(s) == 0 || len(s) > 20 || s[0] == '0' {
 		return 0, false
 	}
@@ -25,21 +25,4 @@ func ParseRV(s string) (uint64, bool) {
 		v = v*10 + d
 	}
 	return v, true
-}
-
-// CompareRV orders two resource versions: -1, 0 or 1. ok is false when either
-// is opaque, in which case they cannot be ordered.
-func CompareRV(a, b string) (cmp int, ok bool) {
-	x, okA := ParseRV(a)
-	y, okB := ParseRV(b)
-	if !okA || !okB {
-		return 0, false
-	}
-	switch {
-	case x < y:
-		return -1, true
-	case x > y:
-		return 1, true
-	}
-	return 0, true
 }

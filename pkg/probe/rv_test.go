@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"strconv"
 	"testing"
 
@@ -30,56 +31,36 @@ func TestParseRV(t *testing.T) {
 		{" 1", 0, false},
 		{"MTIz", 0, false}, // opaque token from an aggregated API
 	} {
-		got, ok := ParseRV(c.in)
+		got, ok := parseRV(c.in)
 		if got != c.want || ok != c.ok {
-			t.Errorf("ParseRV(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("parseRV(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }
 
-func TestCompareRV(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want int
-		ok   bool
-	}{
-		{"1", "2", -1, true},
-		{"10", "9", 1, true},
-		{"42", "42", 0, true},
-		{"18446744073709551615", "18446744073709551614", 1, true},
-		{"abc", "1", 0, false},
-		{"1", "", 0, false},
-		{"18446744073709551616", "1", 0, false},
-	} {
-		got, ok := CompareRV(c.a, c.b)
-		if got != c.want || ok != c.ok {
-			t.Errorf("CompareRV(%q, %q) = %d, %v; want %d, %v", c.a, c.b, got, ok, c.want, c.ok)
-		}
-	}
-}
-
-// FuzzParseRV checks ParseRV against strconv and agrees with apimachinery's
+// FuzzParseRV checks parseRV against strconv and agrees with apimachinery's
 // CompareResourceVersion wherever both accept the input.
 func FuzzParseRV(f *testing.F) {
 	for _, s := range []string{"0", "1", "007", "18446744073709551615", "18446744073709551616", "", "-5", "x1"} {
 		f.Add(s, "2")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		v, ok := ParseRV(a)
+		v, ok := parseRV(a)
 		if ok {
 			if back := strconv.FormatUint(v, 10); back != a {
-				t.Fatalf("ParseRV(%q) = %d, which formats as %q", a, v, back)
+				t.Fatalf("parseRV(%q) = %d, which formats as %q", a, v, back)
 			}
 		} else if u, err := strconv.ParseUint(a, 10, 64); err == nil && u > 0 && strconv.FormatUint(u, 10) == a {
-			t.Fatalf("ParseRV(%q) rejected a canonical uint64", a)
+			t.Fatalf("parseRV(%q) rejected a canonical uint64", a)
 		}
-		if cmp, ok := CompareRV(a, b); ok {
+		w, okB := parseRV(b)
+		if ok && okB {
 			want, err := resourceversion.CompareResourceVersion(a, b)
 			if err != nil {
-				t.Fatalf("CompareRV(%q,%q) ok but apimachinery says %v", a, b, err)
+				t.Fatalf("parseRV accepts %q and %q but apimachinery says %v", a, b, err)
 			}
-			if cmp != want {
-				t.Fatalf("CompareRV(%q,%q) = %d; apimachinery says %d", a, b, cmp, want)
+			if got := cmp.Compare(v, w); got != want {
+				t.Fatalf("parseRV orders %q, %q as %d; apimachinery says %d", a, b, got, want)
 			}
 		}
 	})

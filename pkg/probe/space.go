@@ -11,20 +11,19 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/utils/clock"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
-	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
-// HeadFunc returns the current head resource version of one resource: the
+// headFunc returns the current head resource version of one resource: the
 // RV of a consistent List with limit=1.
-type HeadFunc func(ctx context.Context) (string, error)
+type headFunc func(ctx context.Context) (string, error)
 
-// MetadataHead returns a HeadFunc that lists gvr's metadata with limit=1 and
+// metadataHead returns a headFunc that lists gvr's metadata with limit=1 and
 // resourceVersion "" — a consistent read that kube-apiserver (1.34+) serves
 // from its watch cache after one single-key etcd read. Give it a client with
 // its own connection, not the informers': a half-open informer connection
 // must not blind the probe meant to expose it.
-func MetadataHead(client metadata.Interface, gvr schema.GroupVersionResource) HeadFunc {
+func metadataHead(client metadata.Interface, gvr schema.GroupVersionResource) headFunc {
 	return func(ctx context.Context) (string, error) {
 		list, err := client.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {
@@ -36,21 +35,21 @@ func MetadataHead(client metadata.Interface, gvr schema.GroupVersionResource) He
 
 type headSource struct {
 	resource string
-	head     HeadFunc
+	head     headFunc
 }
 
-// Space is an RV space: the resources whose RVs come from one etcd (by
+// space is an RV space: the resources whose RVs come from one etcd (by
 // default, the whole cluster). One head probe serves all of them, so the
 // API-server cost does not grow with the number of resources.
-type Space struct {
+type space struct {
 	name     string
-	timeline *Timeline
+	timeline *timeline
 	clock    clock.PassiveClock
-	metrics  *collector.Metrics
+	metrics  *metrics
 	log      logr.Logger
 
 	mu          sync.Mutex
-	trackers    []*Tracker
+	trackers    []*tracker
 	sources     []headSource
 	good        int  // index of the source that answered last
 	opaque      bool // the head RV is not an integer
@@ -58,18 +57,18 @@ type Space struct {
 }
 
 // probing reports whether the space has a head probe that answered.
-func (s *Space) probing() bool {
+func (s *space) probing() bool {
 	_, _, ok := s.timeline.Latest()
 	return ok
 }
 
-func (s *Space) addTracker(t *Tracker) {
+func (s *space) addTracker(t *tracker) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.trackers = append(s.trackers, t)
 }
 
-func (s *Space) addSource(src headSource) {
+func (s *space) addSource(src headSource) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sources = append(s.sources, src)
@@ -78,7 +77,7 @@ func (s *Space) addSource(src headSource) {
 // probe reads the head once: from the source that answered last, falling
 // back through the others (a resource may be forbidden or gone), then
 // updates every tracker of the space.
-func (s *Space) probe(ctx context.Context, timeout time.Duration) {
+func (s *space) probe(ctx context.Context, timeout time.Duration) {
 	s.mu.Lock()
 	sources, good := append([]headSource(nil), s.sources...), s.good
 	s.mu.Unlock()
@@ -99,7 +98,7 @@ func (s *Space) probe(ctx context.Context, timeout time.Duration) {
 			if ctx.Err() != nil {
 				return
 			}
-			s.metrics.ProbeErrors.WithLabelValues(src.resource, catalog.ProbeHead, Reason(err)).Inc()
+			s.metrics.HeadProbeErrors.WithLabelValues(src.resource, reasonOf(err)).Inc()
 			s.log.V(1).Info("head probe failed", "space", s.name, "resource", src.resource, "err", err)
 			continue
 		}
@@ -113,16 +112,16 @@ func (s *Space) probe(ctx context.Context, timeout time.Duration) {
 
 // record adds a head sample taken at t (the probe's start: the List saw at
 // least everything committed before it was sent) and updates the trackers.
-func (s *Space) record(resource, rvs string, t time.Time) {
-	rv, ok := ParseRV(rvs)
+func (s *space) record(resource, rvs string, t time.Time) {
+	rv, ok := parseRV(rvs)
 	s.mu.Lock()
 	firstOpaque := !ok && !s.opaque
 	s.opaque = !ok
-	trackers := append([]*Tracker(nil), s.trackers...)
+	trackers := append([]*tracker(nil), s.trackers...)
 	s.mu.Unlock()
 	if !ok {
 		if firstOpaque {
-			s.metrics.ProbeErrors.WithLabelValues(resource, catalog.ProbeHead, catalog.ReasonOpaqueRV).Inc()
+			s.metrics.HeadProbeErrors.WithLabelValues(resource, catalog.ReasonOpaqueRV).Inc()
 			s.log.Info("head resource version is not an integer; lag math is off for this RV space", "space", s.name, "resource", resource, "rv", rvs)
 		}
 		return

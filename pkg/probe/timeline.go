@@ -12,7 +12,7 @@ type sample struct {
 	first, last time.Duration // since the timeline's base, monotonic
 }
 
-// Timeline is a bounded history of (probe time, head RV) for one RV space.
+// timeline is a bounded history of (probe time, head RV) for one RV space.
 // RVs in it never decrease: a head that goes backwards (etcd restored from a
 // backup) resets it. Consecutive probes that see the same head share one
 // entry, so a quiet cluster uses one slot however long it is quiet. When full,
@@ -23,7 +23,7 @@ type sample struct {
 //     the cache at rv provably held everything committed by then;
 //   - CommitBound(rv): the first probe time at which the head was >= rv, an
 //     upper bound of rv's commit time.
-type Timeline struct {
+type timeline struct {
 	mu      sync.RWMutex
 	base    time.Time
 	buf     []sample
@@ -32,21 +32,21 @@ type Timeline struct {
 	dropped uint64
 }
 
-// NewTimeline returns a timeline holding at most capacity runs of equal
+// newTimeline returns a timeline holding at most capacity runs of equal
 // heads; base is any time before the first sample (monotonic readings of
 // time.Time are kept, so wall-clock jumps do not distort it).
-func NewTimeline(capacity int, base time.Time) *Timeline {
+func newTimeline(capacity int, base time.Time) *timeline {
 	if capacity < 2 {
 		capacity = 2
 	}
-	return &Timeline{base: base, buf: make([]sample, capacity)}
+	return &timeline{base: base, buf: make([]sample, capacity)}
 }
 
-func (tl *Timeline) at(i int) *sample { return &tl.buf[(tl.start+i)%len(tl.buf)] }
+func (tl *timeline) at(i int) *sample { return &tl.buf[(tl.start+i)%len(tl.buf)] }
 
 // Add records a probe at t that returned head rv. It reports whether the head
 // went backwards, in which case the history was discarded first.
-func (tl *Timeline) Add(t time.Time, rv uint64) (regressed bool) {
+func (tl *timeline) Add(t time.Time, rv uint64) (regressed bool) {
 	d := t.Sub(tl.base)
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
@@ -74,7 +74,7 @@ func (tl *Timeline) Add(t time.Time, rv uint64) (regressed bool) {
 }
 
 // Latest returns the newest head and the time it was last seen.
-func (tl *Timeline) Latest() (rv uint64, at time.Time, ok bool) {
+func (tl *timeline) Latest() (rv uint64, at time.Time, ok bool) {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	if tl.n == 0 {
@@ -85,7 +85,7 @@ func (tl *Timeline) Latest() (rv uint64, at time.Time, ok bool) {
 }
 
 // FreshAt returns the latest probe time at which the head was <= rv.
-func (tl *Timeline) FreshAt(rv uint64) (time.Time, bool) {
+func (tl *timeline) FreshAt(rv uint64) (time.Time, bool) {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	// first index whose rv > given rv; the one before it is the answer.
@@ -97,7 +97,7 @@ func (tl *Timeline) FreshAt(rv uint64) (time.Time, bool) {
 }
 
 // CommitBound returns the first probe time at which the head was >= rv.
-func (tl *Timeline) CommitBound(rv uint64) (time.Time, bool) {
+func (tl *timeline) CommitBound(rv uint64) (time.Time, bool) {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	i := tl.search(func(s *sample) bool { return s.rv >= rv })
@@ -108,7 +108,7 @@ func (tl *Timeline) CommitBound(rv uint64) (time.Time, bool) {
 }
 
 // Dropped returns how many entries were dropped because the timeline was full.
-func (tl *Timeline) Dropped() uint64 {
+func (tl *timeline) Dropped() uint64 {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	return tl.dropped
@@ -116,7 +116,7 @@ func (tl *Timeline) Dropped() uint64 {
 
 // search returns the smallest index in [0, n) for which pred holds, or n;
 // pred must be monotonic in the index (false…false true…true). Callers hold mu.
-func (tl *Timeline) search(pred func(*sample) bool) int {
+func (tl *timeline) search(pred func(*sample) bool) int {
 	lo, hi := 0, tl.n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)

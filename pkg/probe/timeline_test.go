@@ -10,7 +10,7 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func sec(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 
 func TestTimelineFreshAtAndCommitBound(t *testing.T) {
-	tl := NewTimeline(16, t0)
+	tl := newTimeline(16, t0)
 	// probes every 5 s: heads 100, 100, 120, 150, 150, 200
 	for i, rv := range []uint64{100, 100, 120, 150, 150, 200} {
 		if tl.Add(sec(float64(5*i)), rv) {
@@ -60,7 +60,7 @@ func TestTimelineFreshAtAndCommitBound(t *testing.T) {
 }
 
 func TestTimelineRegressionResets(t *testing.T) {
-	tl := NewTimeline(8, t0)
+	tl := newTimeline(8, t0)
 	tl.Add(sec(0), 500)
 	tl.Add(sec(5), 600)
 	if !tl.Add(sec(10), 300) {
@@ -78,7 +78,7 @@ func TestTimelineRegressionResets(t *testing.T) {
 }
 
 func TestTimelineBoundedDropsOldest(t *testing.T) {
-	tl := NewTimeline(4, t0)
+	tl := newTimeline(4, t0)
 	for i := range 10 {
 		tl.Add(sec(float64(i)), uint64(100+i))
 	}
@@ -92,7 +92,7 @@ func TestTimelineBoundedDropsOldest(t *testing.T) {
 		t.Errorf("CommitBound(100) = %v, %v; want the oldest kept sample at 6s", got, ok)
 	}
 	// equal heads share one slot: a long quiet period drops nothing
-	q := NewTimeline(2, t0)
+	q := newTimeline(2, t0)
 	for i := range 1000 {
 		q.Add(sec(float64(i)), 7)
 	}

@@ -9,19 +9,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
-	"github.com/rvsync-slo/rvsync-slo/exporter/collector"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
-// Tracker holds the sync state of one watched resource: the informer's RV,
+// tracker holds the sync state of one watched resource: the informer's RV,
 // the lag and freshness derived from its RV space's head timeline, and the
 // observers of its event-driven metrics, bound once to its `resource` label
 // so the per-event path allocates nothing.
-type Tracker struct {
+type tracker struct {
 	name    string
 	clock   clock.PassiveClock
-	space   *Space
-	metrics *collector.Metrics
+	space   *space
+	metrics *metrics
 
 	deliveryLag prometheus.Observer
 	watchStarts prometheus.Counter
@@ -50,11 +49,11 @@ const (
 	listKindWatchList
 )
 
-func newTracker(name string, clk clock.PassiveClock, space *Space, m *collector.Metrics) *Tracker {
-	t := &Tracker{
+func newTracker(name string, clk clock.PassiveClock, s *space, m *metrics) *tracker {
+	t := &tracker{
 		name:        name,
 		clock:       clk,
-		space:       space,
+		space:       s,
 		metrics:     m,
 		deliveryLag: m.EventDeliveryLag.WithLabelValues(name),
 		watchStarts: m.WatchStarts.WithLabelValues(name),
@@ -69,13 +68,10 @@ func newTracker(name string, clk clock.PassiveClock, space *Space, m *collector.
 	return t
 }
 
-// Name returns the resource's label value (`plural.group`).
-func (t *Tracker) Name() string { return t.name }
-
 // observeEvent records a watch event (or, with isEvent false, a bookmark)
 // for obj, delivered now.
-func (t *Tracker) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
-	rv, ok := ParseRV(obj.GetResourceVersion())
+func (t *tracker) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
+	rv, ok := parseRV(obj.GetResourceVersion())
 	if !ok {
 		t.markOpaque()
 		return
@@ -110,7 +106,7 @@ func (t *Tracker) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
 
 // refreshFreshLocked moves the freshness time forward to the latest probe
 // whose head the informer RV covers. t.mu must be held.
-func (t *Tracker) refreshFreshLocked() {
+func (t *tracker) refreshFreshLocked() {
 	if at, ok := t.space.timeline.FreshAt(t.informerRV); ok && at.After(t.fresh) {
 		t.fresh = at
 	}
@@ -118,7 +114,7 @@ func (t *Tracker) refreshFreshLocked() {
 
 // confirmFresh records that the cache provably held everything committed
 // before at: a canary written at that time was delivered.
-func (t *Tracker) confirmFresh(at time.Time) {
+func (t *tracker) confirmFresh(at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if at.After(t.fresh) {
@@ -126,19 +122,19 @@ func (t *Tracker) confirmFresh(at time.Time) {
 	}
 }
 
-func (t *Tracker) markOpaque() {
+func (t *tracker) markOpaque() {
 	t.mu.Lock()
 	first := !t.opaque
 	t.opaque = true
 	t.informerRV, t.lagKnown = 0, false
 	t.mu.Unlock()
 	if first {
-		t.metrics.ProbeErrors.WithLabelValues(t.name, catalog.ProbeSync, catalog.ReasonOpaqueRV).Inc()
+		t.metrics.ListErrors.WithLabelValues(t.name, catalog.ReasonOpaqueRV).Inc()
 	}
 }
 
 // onProbe recomputes lag and freshness after the space's head probe saw head.
-func (t *Tracker) onProbe(head uint64, regressed bool) {
+func (t *tracker) onProbe(head uint64, regressed bool) {
 	if regressed {
 		t.regressions.Inc()
 	}
@@ -157,7 +153,7 @@ func (t *Tracker) onProbe(head uint64, regressed bool) {
 	if t.prevRV > head && !regressed {
 		// The informer held an RV before the previous probe that the head
 		// still has not reached: the resource does not live in this RV space.
-		t.metrics.ProbeErrors.WithLabelValues(t.name, catalog.ProbeHead, catalog.ReasonAheadOfHead).Inc()
+		t.metrics.HeadProbeErrors.WithLabelValues(t.name, catalog.ReasonAheadOfHead).Inc()
 	}
 	t.prevRV = t.informerRV
 	t.lag, t.lagKnown = 0, true
@@ -168,7 +164,7 @@ func (t *Tracker) onProbe(head uint64, regressed bool) {
 }
 
 // startList is called when a List (first page) or a watch-list begins.
-func (t *Tracker) startList(now time.Time, rvAny bool) {
+func (t *tracker) startList(now time.Time, rvAny bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.listStart, t.listIsRVAny = now, rvAny
@@ -191,12 +187,12 @@ func (t *Tracker) startList(now time.Time, rvAny bool) {
 
 // endList is called when a List's last page or a watch-list's
 // initial-events-end bookmark arrives with the list's RV.
-func (t *Tracker) endList(kind int, rvs string, now time.Time) {
+func (t *tracker) endList(kind int, rvs string, now time.Time) {
 	t.mu.Lock()
 	start, consistent := t.listStart, !t.listIsRVAny
 	t.mu.Unlock()
 	t.observeList(kind, catalog.ResultSuccess, now.Sub(start))
-	rv, ok := ParseRV(rvs)
+	rv, ok := parseRV(rvs)
 	if !ok {
 		t.markOpaque()
 		return
@@ -230,7 +226,7 @@ func (t *Tracker) endList(kind int, rvs string, now time.Time) {
 // observeList records a list's duration. Its series are created on first
 // use, not up front: a resource lists rarely, and four idle histograms per
 // resource would dominate the scrape.
-func (t *Tracker) observeList(kind int, result string, d time.Duration) {
+func (t *tracker) observeList(kind int, result string, d time.Duration) {
 	k := catalog.KindList
 	if kind == listKindWatchList {
 		k = catalog.KindWatchList
@@ -239,37 +235,37 @@ func (t *Tracker) observeList(kind int, result string, d time.Duration) {
 }
 
 // failList records a List page or watch-list that failed.
-func (t *Tracker) failList(kind int, err error, now time.Time) {
+func (t *tracker) failList(kind int, err error, now time.Time) {
 	t.mu.Lock()
 	start := t.listStart
 	t.noteFailureLocked(err)
 	t.mu.Unlock()
 	t.observeList(kind, catalog.ResultError, now.Sub(start))
-	t.metrics.ProbeErrors.WithLabelValues(t.name, catalog.ProbeSync, Reason(err)).Inc()
+	t.metrics.ListErrors.WithLabelValues(t.name, reasonOf(err)).Inc()
 }
 
 // failWatch records a watch call that failed or an error event in a watch.
-func (t *Tracker) failWatch(err error) {
+func (t *tracker) failWatch(err error) {
 	t.mu.Lock()
 	t.noteFailureLocked(err)
 	t.mu.Unlock()
-	t.metrics.WatchErrors.WithLabelValues(t.name, Reason(err)).Inc()
+	t.metrics.WatchErrors.WithLabelValues(t.name, reasonOf(err)).Inc()
 }
 
-func (t *Tracker) noteFailureLocked(err error) {
-	if Reason(err) == catalog.ReasonExpired {
+func (t *tracker) noteFailureLocked(err error) {
+	if reasonOf(err) == catalog.ReasonExpired {
 		t.expired = true
 	}
 }
 
-// Snapshot returns the scrape-time state of the resource.
-func (t *Tracker) Snapshot(now time.Time) collector.Snapshot {
+// snapshot returns the scrape-time state of the resource.
+func (t *tracker) snapshot(now time.Time) snapshot {
 	t.mu.Lock()
 	synced, canary, converge := t.synced, t.canary, t.converge
 	opaque, informerRV, lagKnown, lag, fresh := t.opaque, t.informerRV, t.lagKnown, t.lag, t.fresh
 	t.mu.Unlock()
 
-	s := collector.Snapshot{Resource: t.name, Objects: int(t.objects.Load())}
+	s := snapshot{Resource: t.name, Objects: int(t.objects.Load())}
 	if synced != nil {
 		s.Synced = synced()
 	}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,9 +10,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // trackerRig drives one tracker and its space with a fake clock: probes and
@@ -21,13 +23,13 @@ type trackerRig struct {
 	t     *testing.T
 	clock *clocktesting.FakeClock
 	mon   *Monitor
-	tr    *Tracker
+	tr    *tracker
 }
 
 func newRig(t *testing.T) *trackerRig {
 	clk := clocktesting.NewFakeClock(t0)
 	mon := New(Options{Clock: clk})
-	return &trackerRig{t: t, clock: clk, mon: mon, tr: mon.Track("configmaps", "")}
+	return &trackerRig{t: t, clock: clk, mon: mon, tr: mon.track(testGVR("configmaps"), "")}
 }
 
 func (r *trackerRig) at(s float64) { r.clock.SetTime(sec(s)) }
@@ -46,7 +48,7 @@ func (r *trackerRig) event(s float64, rv string) {
 func (r *trackerRig) expect(s float64, lag int, staleness float64) {
 	r.t.Helper()
 	r.at(s)
-	snap := r.tr.Snapshot(r.clock.Now())
+	snap := r.tr.snapshot(r.clock.Now())
 	if snap.LagKnown != (lag >= 0) || (lag >= 0 && snap.Lag != uint64(lag)) {
 		r.t.Errorf("t=%vs: lag %d (known %v); want %d", s, snap.Lag, snap.LagKnown, lag)
 	}
@@ -150,4 +152,10 @@ func TestRelistReasons(t *testing.T) {
 	if v := testutil.ToFloat64(r.mon.metrics.WatchErrors.WithLabelValues("configmaps", catalog.ReasonExpired)); v != 1 {
 		t.Errorf("watch errors{expired} = %v; want 1", v)
 	}
+}
+
+// testGVR returns the resource of a `plural.group` label value, for tests.
+func testGVR(name string) schema.GroupVersionResource {
+	plural, group, _ := strings.Cut(name, ".")
+	return schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
 }

@@ -17,8 +17,7 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
 )
 
-// Instrument makes every informer of the manager built from o report to
-// mon. Call it on the options before ctrl.NewManager, register the monitor's
+// Hook makes every informer of the manager built from o report to mon. Call it on the options before ctrl.NewManager, register the monitor's
 // metrics (for example with controller-runtime's metrics.Registry) and add
 // the monitor to the manager (it is a manager.Runnable) to run the head
 // probe, if configured.
@@ -26,7 +25,7 @@ import (
 // It sets o.Cache.NewInformer, wrapping any constructor already there, and
 // wraps o.MapperProvider to learn the manager's RESTMapper: NewInformer is
 // told the object, not its resource, which the mapper resolves.
-func Instrument(mon *probe.Monitor, o *manager.Options) {
+func Hook(mon *probe.Monitor, o *manager.Options) {
 	var (
 		mu     sync.Mutex
 		mapper meta.RESTMapper
@@ -43,6 +42,7 @@ func Instrument(mon *probe.Monitor, o *manager.Options) {
 		return mp, err
 	}
 	scheme := o.Scheme
+	log := o.Logger.WithName("rvsync")
 	newInformer := o.Cache.NewInformer
 	if newInformer == nil {
 		newInformer = cache.NewSharedIndexInformer
@@ -53,13 +53,12 @@ func Instrument(mon *probe.Monitor, o *manager.Options) {
 		mu.Unlock()
 		gvr, err := resourceOf(obj, scheme, mp)
 		if err != nil {
-			mon.Logger().Error(err, "not instrumenting an informer: its resource is unknown")
+			log.Error(err, "not measuring an informer: its resource is unknown")
 			return newInformer(lw, obj, resync, indexers)
 		}
-		t := mon.TrackResource(gvr)
-		inf := newInformer(mon.Instrument(t, lw), obj, resync, indexers)
-		mon.Observe(t, inf)
-		return inf
+		return mon.Instrument(gvr, lw, func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return newInformer(lw, obj, resync, indexers)
+		})
 	}
 }
 

@@ -17,8 +17,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rvsync-slo/rvsync-slo/exporter/catalog"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe/ctrlcache"
 )
@@ -34,9 +34,9 @@ func freeAddr(t *testing.T) string {
 }
 
 // A real controller-runtime manager with a toy ConfigMap reconciler: after
-// Instrument, its own /metrics carries the rvsync families for the
+// Hook, its own /metrics carries the rvsync families for the
 // informers its cache created, and a stall of its connection shows in them.
-func TestInstrument(t *testing.T) {
+func TestHook(t *testing.T) {
 	env := testenv.StartT(t, testenv.Options{})
 	proxy, proxied := env.Proxy(t, env.Config)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -45,12 +45,12 @@ func TestInstrument(t *testing.T) {
 	mon := probe.New(probe.Options{Controller: "toy-operator", HeadProbe: env.Config, ProbeInterval: time.Second, Logger: testr.New(t)})
 	addr := freeAddr(t)
 	opts := ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: addr}}
-	ctrlcache.Instrument(mon, &opts)
+	ctrlcache.Hook(mon, &opts)
 	mgr, err := ctrl.NewManager(proxied, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mon.Register(ctrlmetrics.Registry, nil); err != nil {
+	if err := mon.Register(ctrlmetrics.Registry); err != nil {
 		t.Fatal(err)
 	}
 	if err := mgr.Add(mon); err != nil {

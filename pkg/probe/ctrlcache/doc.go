@@ -1,4 +1,4 @@
-// Package ctrlcache instruments the informers of a controller-runtime
+// Package ctrlcache hooks the informers of a controller-runtime
 // manager's cache with a probe.Monitor: the informers an operator's
 // controllers actually read from then report the rvsync signals, under the
 // metric names the rvsync-slo dashboards and alerts use.

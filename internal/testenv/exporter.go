@@ -1,0 +1,261 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	buildOnce sync.Once
+	builtPath string
+	buildErr  error
+)
+
+// ExporterBinary builds cmd/exporter, the binary the chart ships, into
+// bin/exporter-test once per test process (go build is incremental, so a
+// rebuild of unchanged code takes a second) and returns its path. Tests run
+// the exporter as a process, as it runs in a pod: its flags, its config
+// file, its exit codes.
+func ExporterBinary() (string, error) {
+	buildOnce.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtPath = filepath.Join(root, "bin", "exporter-test")
+		cmd := exec.Command("go", "build", "-o", builtPath, "./cmd/exporter")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/exporter: %v\n%s", err, out)
+		}
+	})
+	return builtPath, buildErr
+}
+
+// ExporterOptions start an exporter process.
+type ExporterOptions struct {
+	// Informer and Probe are written to kubeconfig files for --kubeconfig
+	// and --probe-kubeconfig (Probe nil: the same as Informer).
+	Informer, Probe *rest.Config
+	// Config, when set, is written to a file for --config.
+	Config []byte
+	// Args are extra flags.
+	Args []string
+	// Env are extra environment variables ("POD_NAME=x").
+	Env []string
+	// Log receives the exporter's output; nil keeps it in memory for Output.
+	Log io.Writer
+	// Dir holds the kubeconfig and config files; default a new temp dir.
+	Dir string
+	// Addr is the listen address; default a free loopback port.
+	Addr string
+}
+
+// Exporter is a running exporter process.
+type Exporter struct {
+	*Process
+	// Addr is the address it serves on.
+	Addr string
+	out  *lockedBuffer
+}
+
+// MetricsURL is the URL of its /metrics.
+func (e *Exporter) MetricsURL() string { return "http://" + e.Addr + "/metrics" }
+
+// Output returns what it wrote, when ExporterOptions.Log was nil.
+func (e *Exporter) Output() string {
+	if e.out == nil {
+		return ""
+	}
+	return e.out.String()
+}
+
+// StartExporter builds and starts an exporter process on a free loopback
+// port and waits until /healthz answers. Stop it with Stop.
+func StartExporter(o ExporterOptions) (*Exporter, error) {
+	bin, err := ExporterBinary()
+	if err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		if o.Dir, err = os.MkdirTemp("", "rvsync-exporter-"); err != nil {
+			return nil, err
+		}
+	}
+	addr := o.Addr
+	if addr == "" {
+		if addr, err = FreeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{"--listen-address=" + addr}
+	if o.Informer != nil {
+		p := filepath.Join(o.Dir, "informer.kubeconfig")
+		if err := WriteKubeconfig(p, o.Informer); err != nil {
+			return nil, err
+		}
+		args = append(args, "--kubeconfig="+p)
+	}
+	if o.Probe != nil {
+		p := filepath.Join(o.Dir, "probe.kubeconfig")
+		if err := WriteKubeconfig(p, o.Probe); err != nil {
+			return nil, err
+		}
+		args = append(args, "--probe-kubeconfig="+p)
+	}
+	if o.Config != nil {
+		p := filepath.Join(o.Dir, "config.yaml")
+		if err := os.WriteFile(p, o.Config, 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "--config="+p)
+	}
+	e := &Exporter{Addr: addr}
+	log := o.Log
+	if log == nil {
+		e.out = &lockedBuffer{}
+		log = e.out
+	}
+	e.Process = &Process{Path: bin, Args: append(args, o.Args...), Log: log, Env: o.Env}
+	if err := e.Start(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = poll(ctx, "exporter /healthz", func(ctx context.Context) error {
+		if e.Exited() {
+			return errExited
+		}
+		return GetOK(ctx, "http://"+addr+"/healthz")
+	})
+	if err != nil {
+		_ = e.Stop(5 * time.Second)
+		return nil, fmt.Errorf("%w; output:\n%s", err, e.Output())
+	}
+	return e, nil
+}
+
+// StartExporterT starts an exporter for a test and stops it when the test
+// ends, failing the test if it did not stop cleanly.
+func StartExporterT(t testing.TB, o ExporterOptions) *Exporter {
+	t.Helper()
+	SkipShort(t, "the exporter binary and an API server")
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	e, err := StartExporter(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(30 * time.Second); err != nil {
+			t.Errorf("stop exporter: %v", err)
+		}
+	})
+	return e
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment ago.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// WriteKubeconfig writes cfg as a kubeconfig file: server, CA, client
+// certificate or bearer token, and impersonation.
+func WriteKubeconfig(path string, cfg *rest.Config) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["c"] = &clientcmdapi.Cluster{
+		Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile,
+		InsecureSkipTLSVerify: cfg.Insecure, TLSServerName: cfg.ServerName,
+	}
+	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
+		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile,
+		Token: cfg.BearerToken, TokenFile: cfg.BearerTokenFile,
+		Impersonate: cfg.Impersonate.UserName, ImpersonateGroups: cfg.Impersonate.Groups,
+	}
+	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	kc.CurrentContext = "c"
+	return clientcmd.WriteToFile(*kc, path)
+}
+
+// CheckConfig runs `exporter --check` on a config file's content and
+// returns the effective configuration it prints, as generic YAML, or the
+// one-line error it exits 2 with.
+func CheckConfig(config []byte) (map[string]any, error) {
+	bin, err := ExporterBinary()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp("", "rvsync-config-*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(config); err != nil {
+		return nil, err
+	}
+	_ = f.Close()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "--check", "--config="+f.Name())
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("exporter --check: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	var out map[string]any
+	return out, yaml.Unmarshal(stdout.Bytes(), &out)
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writing process and a reading test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// ConfigResources returns the names of the resources of an effective
+// configuration printed by `exporter --check`, in order.
+func ConfigResources(effective map[string]any) []string {
+	var out []string
+	list, _ := effective["resources"].([]any)
+	for _, r := range list {
+		if m, ok := r.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}

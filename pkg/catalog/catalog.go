@@ -1,0 +1,290 @@
+package catalog
+
+import "slices"
+
+// Namespace prefixes every metric family of rvsync-slo.
+const Namespace = "rvsync"
+
+// Type is the Prometheus metric type of a family.
+type Type string
+
+// Metric types used by the catalog.
+const (
+	Counter   Type = "counter"
+	Gauge     Type = "gauge"
+	Histogram Type = "histogram"
+)
+
+// Label names. The label `resource` carries `plural.group` (core resources as
+// `plural`); no label ever carries a resource version or an object name, so
+// cardinality is bounded by the number of watched resources.
+const (
+	LabelResource  = "resource"
+	LabelKind      = "kind"
+	LabelResult    = "result"
+	LabelReason    = "reason"
+	LabelVersion   = "version"
+	LabelRevision  = "revision"
+	LabelGoVersion = "goversion"
+	// LabelController is added to every series by processes that embed
+	// pkg/probe with Options.Controller set, to tell them apart.
+	LabelController = "controller"
+)
+
+// ResourceValue returns the value of the `resource` label of a resource:
+// `plural.group`, or `plural` for the core group.
+func ResourceValue(group, plural string) string {
+	if group == "" {
+		return plural
+	}
+	return plural + "." + group
+}
+
+// Values of the `kind` label of ListDuration.
+const (
+	KindList      = "list"      // a classic List call (each page)
+	KindWatchList = "watchlist" // a streaming list: Watch with sendInitialEvents=true up to the initial-events-end bookmark
+	KindProbe     = "probe"     // a head-RV probe: metadata List with limit=1
+)
+
+// Values of the `result` label.
+const (
+	ResultSuccess = "success"
+	ResultError   = "error"
+)
+
+// Values of the `reason` label of Relists.
+const (
+	RelistInitial = "initial" // the first list of an informer
+	RelistExpired = "expired" // the previous watch ended with 410 Gone / Expired
+	RelistError   = "error"   // any other reason to list again
+)
+
+// Values of the `reason` label of ListErrors, WatchErrors and
+// HeadProbeErrors. Reasons are
+// derived from the API status reason, or from the transport error class.
+const (
+	ReasonExpired      = "expired"       // 410 Gone / Expired
+	ReasonForbidden    = "forbidden"     // 403
+	ReasonUnauthorized = "unauthorized"  // 401
+	ReasonNotFound     = "not_found"     // 404: resource removed (CRD deleted)
+	ReasonTimeout      = "timeout"       // client or server timeout
+	ReasonUnavailable  = "unavailable"   // connection refused/reset, 5xx, 429
+	ReasonDecode       = "decode"        // a response that could not be decoded
+	ReasonOpaqueRV     = "opaque_rv"     // a resource version that is not an integer
+	ReasonAheadOfHead  = "ahead_of_head" // informer RV ahead of its RV space's head: misconfigured space
+	ReasonOther        = "other"
+)
+
+// Metric is one family: the only place its name, help, type, labels and
+// buckets are written down.
+type Metric struct {
+	Name    string
+	Help    string
+	Type    Type
+	Labels  []string
+	Buckets []float64 // histograms only
+	Unit    string    // for documentation and dashboards: "revisions", "seconds", "objects", "" (count/ratio)
+}
+
+// Bucket layouts. Each contains the thresholds of the SLOs it serves (package
+// slo checks it), so that `le` selects count good events without
+// interpolation.
+var (
+	// LatencyBuckets serve List and probe durations: 5 ms … 60 s, with 1.5 s.
+	LatencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2.5, 5, 10, 30, 60}
+	// DeliveryBuckets serve watch and event delivery lags: 5 ms … 10 min, with 30 s.
+	DeliveryBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60, 120, 300, 600}
+	// ConvergenceBuckets serve generation convergence: 100 ms … 1 h.
+	ConvergenceBuckets = []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+)
+
+// The metric families.
+var (
+	HeadResourceVersion = Metric{
+		Name:   "rvsync_head_resource_version",
+		Help:   "Latest resource version returned by the head probe (a consistent List limit=1) of the resource's RV space. Absent when resource versions are not integers.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "revisions",
+	}
+	InformerResourceVersion = Metric{
+		Name:   "rvsync_informer_resource_version",
+		Help:   "Highest resource version the resource's informer has observed (events, bookmarks, list ends), monotonic between regressions.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "revisions",
+	}
+	ResourceVersionLag = Metric{
+		Name:   "rvsync_resource_version_lag",
+		Help:   "Head resource version minus informer resource version at the latest probe, never negative. A quiet resource advances only at watch bookmarks.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "revisions",
+	}
+	CacheStaleness = Metric{
+		Name:   "rvsync_cache_staleness_seconds",
+		Help:   "Seconds since the latest probe time at which the informer provably held everything committed (head RV at that time <= informer RV). Sawtooth up to the bookmark period when quiet; grows without bound when the watch stalls.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "seconds",
+	}
+	EventDeliveryLag = Metric{
+		Name:    "rvsync_event_delivery_lag_seconds",
+		Help:    "Lower bound of the time from commit to delivery of each watch event, from the first head probe that saw the event's RV (resolution: the probe interval).",
+		Type:    Histogram,
+		Labels:  []string{LabelResource},
+		Buckets: DeliveryBuckets,
+		Unit:    "seconds",
+	}
+	ListDuration = Metric{
+		Name:    "rvsync_list_duration_seconds",
+		Help:    "Duration of Lists made by the informer (each page), of streaming watch-list syncs, and of head probes.",
+		Type:    Histogram,
+		Labels:  []string{LabelResource, LabelKind, LabelResult},
+		Buckets: LatencyBuckets,
+		Unit:    "seconds",
+	}
+	ListErrors = Metric{
+		Name:   "rvsync_list_errors_total",
+		Help:   "Lists and watch-lists of the informer that failed, by reason (e.g. forbidden, expired, unavailable).",
+		Type:   Counter,
+		Labels: []string{LabelResource, LabelReason},
+	}
+	Relists = Metric{
+		Name:   "rvsync_relists_total",
+		Help:   "Full lists (List or watch-list) made by the informer, by reason: initial, expired (410 Gone), error.",
+		Type:   Counter,
+		Labels: []string{LabelResource, LabelReason},
+	}
+	WatchStarts = Metric{
+		Name:   "rvsync_watch_starts_total",
+		Help:   "Watches started by the informer (each (re)connection of its watch).",
+		Type:   Counter,
+		Labels: []string{LabelResource},
+	}
+	WatchErrors = Metric{
+		Name:   "rvsync_watch_errors_total",
+		Help:   "Errors that refused or ended a watch of the informer (a failed watch call or an error event in the stream), by reason. List failures count in rvsync_list_errors_total.",
+		Type:   Counter,
+		Labels: []string{LabelResource, LabelReason},
+	}
+	ResourceVersionRegressions = Metric{
+		Name:   "rvsync_resource_version_regressions_total",
+		Help:   "Times the head or informer resource version went backwards (etcd restored from a backup). Lag math is reset, never corrupted.",
+		Type:   Counter,
+		Labels: []string{LabelResource},
+	}
+	InformerSynced = Metric{
+		Name:   "rvsync_informer_synced",
+		Help:   "1 when the resource's informer has completed its initial list, 0 otherwise.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+	}
+	Objects = Metric{
+		Name:   "rvsync_objects",
+		Help:   "Objects held in the resource's informer cache.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "objects",
+	}
+	HeadProbeErrors = Metric{
+		Name:   "rvsync_head_probe_errors_total",
+		Help:   "Head probes of the resource's RV space through this resource that failed, by reason (e.g. forbidden, timeout); opaque_rv and ahead_of_head report resource versions the probe cannot compare.",
+		Type:   Counter,
+		Labels: []string{LabelResource, LabelReason},
+	}
+	CanaryDeliveryLatency = Metric{
+		Name:    "rvsync_canary_delivery_latency_seconds",
+		Help:    "Exact time from a canary write to the delivery of its resource version by the exporter's own informer.",
+		Type:    Histogram,
+		Labels:  []string{LabelResource},
+		Buckets: DeliveryBuckets,
+		Unit:    "seconds",
+	}
+	CanaryWrites = Metric{
+		Name:   "rvsync_canary_writes_total",
+		Help:   "Canary heartbeat writes by result (success, error; the error is logged with its reason).",
+		Type:   Counter,
+		Labels: []string{LabelResource, LabelResult},
+	}
+	CanaryLost = Metric{
+		Name:   "rvsync_canary_lost_total",
+		Help:   "Canary writes not delivered by the informer within the canary deadline.",
+		Type:   Counter,
+		Labels: []string{LabelResource},
+	}
+	CanaryLastDelivered = Metric{
+		Name:   "rvsync_canary_last_delivered_timestamp_seconds",
+		Help:   "Unix time of the latest canary delivery.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "seconds",
+	}
+	UnconvergedObjects = Metric{
+		Name:   "rvsync_unconverged_objects",
+		Help:   "Objects whose status.observedGeneration is below metadata.generation.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "objects",
+	}
+	OldestUnconverged = Metric{
+		Name:   "rvsync_oldest_unconverged_seconds",
+		Help:   "Age of the oldest pending generation: seconds since the exporter first saw a generation not yet observed by the object's controller. 0 when all converged.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "seconds",
+	}
+	GenerationConvergence = Metric{
+		Name:    "rvsync_generation_convergence_seconds",
+		Help:    "Time from first seeing generation G of an object to seeing status.observedGeneration >= G.",
+		Type:    Histogram,
+		Labels:  []string{LabelResource},
+		Buckets: ConvergenceBuckets,
+		Unit:    "seconds",
+	}
+	TimelineDropped = Metric{
+		Name:   "rvsync_head_timeline_dropped_samples_total",
+		Help:   "Head samples dropped from a resource's bounded head timeline because it was full.",
+		Type:   Counter,
+		Labels: []string{LabelResource},
+	}
+	BuildInfo = Metric{
+		Name:   "rvsync_build_info",
+		Help:   "Build information of the rvsync exporter; value 1.",
+		Type:   Gauge,
+		Labels: []string{LabelVersion, LabelRevision, LabelGoVersion},
+	}
+)
+
+// All returns every metric family, in a stable order.
+func All() []Metric {
+	return []Metric{
+		HeadResourceVersion, InformerResourceVersion, ResourceVersionLag, CacheStaleness,
+		EventDeliveryLag, ListDuration, Relists, WatchStarts, WatchErrors,
+		ListErrors, ResourceVersionRegressions, InformerSynced, Objects, HeadProbeErrors,
+		CanaryDeliveryLatency, CanaryWrites, CanaryLost, CanaryLastDelivered,
+		UnconvergedObjects, OldestUnconverged, GenerationConvergence,
+		TimelineDropped, BuildInfo,
+	}
+}
+
+// SeriesNames returns the names of the series a family exposes: the family
+// name, or for a histogram its _bucket, _sum and _count series.
+func (m Metric) SeriesNames() []string {
+	if m.Type == Histogram {
+		return []string{m.Name + "_bucket", m.Name + "_sum", m.Name + "_count"}
+	}
+	return []string{m.Name}
+}
+
+// Lookup returns the family that exposes the series name (a family name or a
+// histogram's _bucket/_sum/_count).
+func Lookup(series string) (Metric, bool) {
+	for _, m := range All() {
+		if slices.Contains(m.SeriesNames(), series) {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}

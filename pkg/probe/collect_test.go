@@ -1,0 +1,113 @@
+package probe
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// Snapshots in, exposition text out: known values appear under the
+// catalog's names, unknown ones are left out rather than reported as 0.
+func TestGaugesFromSnapshots(t *testing.T) {
+	src := func() []snapshot {
+		return []snapshot{
+			{
+				Resource: "configmaps", HeadKnown: true, HeadRV: 1200, InformerKnown: true, InformerRV: 1150,
+				LagKnown: true, Lag: 50, StalenessKnown: true, StalenessSeconds: 2.5, Synced: true, Objects: 42,
+				CanaryLastDelivered: 1.7e9,
+			},
+			{
+				Resource: "deployments.apps", Synced: false, Objects: 0,
+				Convergence: &convergenceSnapshot{Unconverged: 3, OldestSeconds: 12},
+			},
+		}
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := newMetrics().register(reg, src); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP rvsync_cache_staleness_seconds ` + catalog.CacheStaleness.Help + `
+# TYPE rvsync_cache_staleness_seconds gauge
+rvsync_cache_staleness_seconds{resource="configmaps"} 2.5
+# HELP rvsync_canary_last_delivered_timestamp_seconds ` + catalog.CanaryLastDelivered.Help + `
+# TYPE rvsync_canary_last_delivered_timestamp_seconds gauge
+rvsync_canary_last_delivered_timestamp_seconds{resource="configmaps"} 1.7e+09
+# HELP rvsync_head_resource_version ` + catalog.HeadResourceVersion.Help + `
+# TYPE rvsync_head_resource_version gauge
+rvsync_head_resource_version{resource="configmaps"} 1200
+# HELP rvsync_informer_resource_version ` + catalog.InformerResourceVersion.Help + `
+# TYPE rvsync_informer_resource_version gauge
+rvsync_informer_resource_version{resource="configmaps"} 1150
+# HELP rvsync_informer_synced ` + catalog.InformerSynced.Help + `
+# TYPE rvsync_informer_synced gauge
+rvsync_informer_synced{resource="configmaps"} 1
+rvsync_informer_synced{resource="deployments.apps"} 0
+# HELP rvsync_objects ` + catalog.Objects.Help + `
+# TYPE rvsync_objects gauge
+rvsync_objects{resource="configmaps"} 42
+rvsync_objects{resource="deployments.apps"} 0
+# HELP rvsync_oldest_unconverged_seconds ` + catalog.OldestUnconverged.Help + `
+# TYPE rvsync_oldest_unconverged_seconds gauge
+rvsync_oldest_unconverged_seconds{resource="deployments.apps"} 12
+# HELP rvsync_resource_version_lag ` + catalog.ResourceVersionLag.Help + `
+# TYPE rvsync_resource_version_lag gauge
+rvsync_resource_version_lag{resource="configmaps"} 50
+# HELP rvsync_unconverged_objects ` + catalog.UnconvergedObjects.Help + `
+# TYPE rvsync_unconverged_objects gauge
+rvsync_unconverged_objects{resource="deployments.apps"} 3
+`
+	gauges := []string{
+		catalog.CacheStaleness.Name, catalog.CanaryLastDelivered.Name, catalog.HeadResourceVersion.Name,
+		catalog.InformerResourceVersion.Name, catalog.InformerSynced.Name, catalog.Objects.Name,
+		catalog.OldestUnconverged.Name, catalog.ResourceVersionLag.Name, catalog.UnconvergedObjects.Name,
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), gauges...); err != nil {
+		t.Error(err)
+	}
+}
+
+// Every family the catalog declares is registered by the collectors, with
+// the catalog's type, so nothing can be declared and never exported; only
+// rvsync_build_info is the exporter binary's own.
+func TestEveryCatalogFamilyIsExported(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := newMetrics()
+	if err := m.register(reg, func() []snapshot {
+		return []snapshot{{Resource: "pods", HeadKnown: true, InformerKnown: true, LagKnown: true, StalenessKnown: true,
+			Convergence: &convergenceSnapshot{}, CanaryLastDelivered: 1}}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// touch every vector once so it has a series
+	for _, h := range []*prometheus.HistogramVec{m.EventDeliveryLag, m.CanaryDeliveryLatency, m.GenerationConvergence} {
+		h.WithLabelValues("pods").Observe(1)
+	}
+	m.ListDuration.WithLabelValues("pods", catalog.KindList, catalog.ResultSuccess).Observe(1)
+	for _, c := range []*prometheus.CounterVec{m.WatchStarts, m.Regressions, m.TimelineDropped, m.CanaryLost} {
+		c.WithLabelValues("pods").Inc()
+	}
+	for _, c := range []*prometheus.CounterVec{m.Relists, m.ListErrors, m.WatchErrors, m.HeadProbeErrors, m.CanaryWrites} {
+		c.WithLabelValues("pods", "x").Inc()
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{}
+	for _, f := range fams {
+		types[f.GetName()] = strings.ToLower(f.GetType().String())
+	}
+	for _, c := range catalog.All() {
+		if c.Name == catalog.BuildInfo.Name {
+			continue
+		}
+		if got, ok := types[c.Name]; !ok || got != string(c.Type) {
+			t.Errorf("%s: exported as %q (present %v); catalog says %s", c.Name, got, ok, c.Type)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package slo
+
+// LabelSLO carries the SLO name on every SLO recording rule and alert.
+const LabelSLO = "slo"
+
+// SLO names: the values of LabelSLO.
+const (
+	ListLatency    = "list-latency"    // List latency <= threshold for the objective's share of Lists
+	CanaryDelivery = "canary-delivery" // canary delivered within threshold for the objective's share of writes
+	CacheStaleness = "cache-staleness" // time-slice: windows where min staleness <= threshold
+	RVLag          = "rv-lag"          // time-slice: windows where min RV lag <= threshold
+)
+
+// Names lists the SLO names in a stable order.
+func Names() []string {
+	return []string{ListLatency, CanaryDelivery, CacheStaleness, RVLag}
+}
+
+// Thresholds of the default SLOs (the seeds' values). The catalog's bucket
+// layouts contain the event-ratio ones exactly, so that `le` selects count
+// good events without interpolation (a test checks).
+const (
+	DefaultListLatencyThresholdSeconds   = 1.5
+	DefaultCanaryLatencyThresholdSeconds = 30
+	DefaultStalenessThresholdSeconds     = 30
+	DefaultRVLagThresholdRevisions       = 500
+)
+
+// Recording-rule names, `level:metric:operation` as in kubernetes-mixin and
+// sloth. Each carries the labels `slo`, `resource` and the configured cluster
+// label.
+const (
+	// RuleErrorRatioPrefix + window is the error ratio (bad/total) of an
+	// SLO over that window, e.g. rvsync_slo:sli_error:ratio_rate5m; see
+	// ErrorRatioRule.
+	RuleErrorRatioPrefix = "rvsync_slo:sli_error:ratio_rate"
+	// RuleBadSlice is a time-slice SLO's indicator at each evaluation: 1
+	// when the signal's minimum over the slice window (longer than the
+	// bookmark period) exceeds the threshold, else 0. Its error ratios are
+	// averages of it over each window.
+	RuleBadSlice = "rvsync_slo:sli_error:bad_slice"
+	// RuleObjective is the SLO objective as a ratio (e.g. 0.99), one series per SLO and resource.
+	RuleObjective = "rvsync_slo:objective:ratio"
+	// RuleErrorBudgetRemaining is 1 - (error ratio over the budget period / (1 - objective)).
+	RuleErrorBudgetRemaining = "rvsync_slo:error_budget_remaining:ratio"
+)
+
+// ErrorRatioRule returns the recording-rule name of an SLO's error ratio
+// over window (a Prometheus duration such as 5m or 30d).
+func ErrorRatioRule(window string) string { return RuleErrorRatioPrefix + window }
+
+// RecordingRules returns every recording-rule name the rules of s record,
+// for tests that check that expressions refer only to what exists.
+func (s Spec) RecordingRules() []string {
+	s = s.WithDefaults()
+	names := []string{RuleBadSlice, RuleObjective, RuleErrorBudgetRemaining, ErrorRatioRule(s.BudgetPeriod)}
+	for _, w := range s.RecordedWindows() {
+		names = append(names, ErrorRatioRule(w))
+	}
+	return names
+}
