@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/promql"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
@@ -113,7 +114,7 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 		}
 		rules = append(rules, s.alert(alertDef{
 			name:     burnAlertName(o.Name),
-			expr:     burn(w.Long) + " and " + burn(w.Short),
+			expr:     fmt.Sprintf("%s and %s and on (%s, %s) %s", burn(w.Long), burn(w.Short), s.ClusterLabel, catalog.LabelResource, s.Covered(w.Long)),
 			severity: w.Severity,
 			labels: map[string]string{
 				slo.LabelSLO:         o.Name,
@@ -121,8 +122,8 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 				slo.LabelShortWindow: w.Short,
 			},
 			summary: fmt.Sprintf("%s SLO of {{ $labels.resource }} burns its error budget over %sx too fast.", d.Title, promql.Num(w.Factor)),
-			description: fmt.Sprintf("%s burns the %s SLO's error budget (objective %s%% over %s; bad: %s) {{ $value | humanize }}x faster than sustainable over the last %s and %s (alert above %sx).",
-				s.resourceRef(), o.Name, promql.Num(o.Objective*100), s.BudgetPeriod, fmt.Sprintf(d.Bad, promql.Num(o.Threshold)), w.Long, w.Short, promql.Num(w.Factor)),
+			description: fmt.Sprintf("%s burns the %s SLO's error budget (objective %s%% over %s; bad: %s) {{ $value | humanize }}x faster than sustainable over the last %s and %s (alert above %sx, once %s%% of %s is on record).",
+				s.resourceRef(), o.Name, promql.Num(o.Objective*100), s.BudgetPeriod, fmt.Sprintf(d.Bad, promql.Num(o.Threshold)), w.Long, w.Short, promql.Num(w.Factor), promql.Num(s.MinCoverage*100), w.Long),
 		}))
 	}
 	return rulefmt.RuleGroup{Name: "rvsync-slo-" + o.Name, Rules: rules}

@@ -23,6 +23,8 @@ const (
 	AlertListErrors                = "RvsyncListErrors"
 	AlertHeadProbeErrors           = "RvsyncHeadProbeErrors"
 	AlertCanaryWriteErrors         = "RvsyncCanaryWriteErrors"
+	AlertInformerAheadOfHead       = "RvsyncInformerAheadOfHead"
+	AlertHeadUnknown               = "RvsyncHeadUnknown"
 )
 
 // BurnAlertNames returns the burn-rate alert name of each SLO in
@@ -40,7 +42,7 @@ func AlertNames() []string {
 	return append(BurnAlertNames(),
 		AlertExporterDown, AlertExporterAbsent, AlertInformerNotSynced, AlertWatchStalled,
 		AlertCanaryLost, AlertResourceVersionRegression, AlertRelistStorm,
-		AlertListErrors, AlertHeadProbeErrors, AlertCanaryWriteErrors)
+		AlertListErrors, AlertHeadProbeErrors, AlertCanaryWriteErrors, AlertInformerAheadOfHead, AlertHeadUnknown)
 }
 
 // symptomAlerts catch what burn rates see late or not at all: an exporter
@@ -72,12 +74,13 @@ func (s generator) symptomAlerts() []rulefmt.Rule {
 		summary:     "An rvsync informer has not synced for " + sym.NotSyncedFor + ".",
 		description: fmt.Sprintf("%s: the exporter's informer has not completed its initial list for %s (synced = {{ $value }}), so its cache and SLIs are empty.", res, sym.NotSyncedFor),
 	}, {
-		name:        AlertWatchStalled,
-		expr:        fmt.Sprintf("max %s (%s) > %s", s.By(), s.Series(catalog.CacheStaleness.Name), promql.Num(sym.StalledAfterSeconds)),
+		name: AlertWatchStalled,
+		expr: fmt.Sprintf("max %s (%s) > max %s (clamp_min(3 * %s, %s))",
+			s.By(), s.Series(catalog.WatchSilence.Name), s.By(), s.Series(catalog.WatchBookmarkPeriod.Name), promql.Num(sym.StalledAfterSeconds)),
 		severity:    slo.SeverityPage,
 		forDuration: sym.StalledFor,
 		summary:     "An rvsync informer's watch is stalled.",
-		description: fmt.Sprintf("%s: the informer cache is {{ $value | humanizeDuration }} stale (above %ss, several bookmark periods, for %s): its watch delivers neither events nor bookmarks.", res, promql.Num(sym.StalledAfterSeconds), sym.StalledFor),
+		description: fmt.Sprintf("%s: the informer's watch has delivered nothing, not even a bookmark, for {{ $value | humanizeDuration }} (more than three bookmark periods and %ss, for %s): its cache misses every change since. Whatever etcd's progress-notify interval, a live watch brings a bookmark every period.", res, promql.Num(sym.StalledAfterSeconds), sym.StalledFor),
 	}, {
 		name:        AlertCanaryLost,
 		expr:        fmt.Sprintf("sum %s (increase(%s[5m])) > 0", s.By(), s.Series(catalog.CanaryLost.Name)),
@@ -119,6 +122,20 @@ func (s generator) symptomAlerts() []rulefmt.Rule {
 		forDuration: "15m",
 		summary:     "rvsync canary writes keep failing.",
 		description: fmt.Sprintf("%s: {{ $value | humanize }} canary writes failed in the last 10 minutes, continuously for 15 minutes (the exporter logs each reason), so the canary SLI has no data.", res),
+	}, {
+		name:        AlertInformerAheadOfHead,
+		expr:        fmt.Sprintf("max %s (%s) == 1", s.By(), s.Series(catalog.ResourceState.Name, promql.Eq(catalog.LabelState, catalog.StateAheadOfHead))),
+		severity:    slo.SeverityPage,
+		forDuration: "5m",
+		summary:     "An rvsync informer holds resource versions ahead of its etcd's head.",
+		description: fmt.Sprintf("%s: the informer's resource version is ahead of the head of its RV space for 5 minutes (state = {{ $value }}). Either etcd was restored from a backup while kube-apiserver kept its watch cache, so caches serve objects of a lost history, or the resource lives in another etcd than its RV space. Its staleness grows from the last proof.", res),
+	}, {
+		name:        AlertHeadUnknown,
+		expr:        fmt.Sprintf("max %s (%s) == 1", s.By(), s.Series(catalog.ResourceState.Name, promql.Eq(catalog.LabelState, catalog.StateHeadUnknown))),
+		severity:    slo.SeverityTicket,
+		forDuration: "10m",
+		summary:     "rvsync cannot read the head of a resource's etcd.",
+		description: fmt.Sprintf("%s: no head probe of its RV space has answered for 10 minutes (state = {{ $value }}), so lag and staleness are unknown, not zero: the API server or etcd is unavailable, or the exporter may not list this resource (see RvsyncHeadProbeErrors).", res),
 	}}
 	rules := make([]rulefmt.Rule, len(defs))
 	for i, d := range defs {

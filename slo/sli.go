@@ -2,6 +2,10 @@ package slo
 
 import (
 	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/promql"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
@@ -16,16 +20,24 @@ type SLI struct {
 	Bad   string // what a bad event or slice is, with a %s for the threshold
 
 	// Event ratio: good events are observations of the histogram Good with
-	// le <= threshold and GoodMatchers; all events are Total with
-	// TotalMatchers.
-	Good          catalog.Metric
-	GoodMatchers  []string
-	Total         string
-	TotalMatchers []string
+	// le <= threshold and GoodMatchers; all events are the sum of Totals.
+	// An event counts only once it is good or bad: a canary write in
+	// flight, a List not yet answered, are neither.
+	Good         catalog.Metric
+	GoodMatchers []string
+	Totals       []Series
 
 	// Time slice: a slice is bad when the minimum of Signal over the slice
-	// window is above the threshold.
-	Signal catalog.Metric
+	// window, less the maximum of Allowance (when set) over it, is above
+	// the threshold.
+	Signal    catalog.Metric
+	Allowance *catalog.Metric
+}
+
+// Series is a raw series with label matchers.
+type Series struct {
+	Name     string
+	Matchers []string
 }
 
 // ListKinds matches the Lists the List-latency SLI counts: the informers'
@@ -37,22 +49,29 @@ var slis = map[string]SLI{
 	ListLatency: {
 		Kind: EventRatio, Alert: "ListLatency", Title: "List latency",
 		Bad:           "Lists (informer pages and head probes) slower than %ss or failed",
-		Good:          catalog.ListDuration,
-		GoodMatchers:  []string{ListKinds, promql.Eq(catalog.LabelResult, catalog.ResultSuccess)},
-		Total:         catalog.ListDuration.Name + "_count",
-		TotalMatchers: []string{ListKinds},
+		Good:         catalog.ListDuration,
+		GoodMatchers: []string{ListKinds, promql.Eq(catalog.LabelResult, catalog.ResultSuccess)},
+		Totals:       []Series{{Name: catalog.ListDuration.Name + "_count", Matchers: []string{ListKinds}}},
 	},
 	CanaryDelivery: {
+		// a write is judged when it is delivered (good within the
+		// threshold) or lost at the canary deadline; in flight, it is neither
 		Kind: EventRatio, Alert: "CanaryDelivery", Title: "Canary delivery",
-		Bad:           "canary writes not delivered by the informer within %ss",
-		Good:          catalog.CanaryDeliveryLatency,
-		Total:         catalog.CanaryWrites.Name,
-		TotalMatchers: []string{promql.Eq(catalog.LabelResult, catalog.ResultSuccess)},
+		Bad:  "canary writes delivered by the informer later than %ss, or lost",
+		Good: catalog.CanaryDeliveryLatency,
+		Totals: []Series{
+			{Name: catalog.CanaryDeliveryLatency.Name + "_count"},
+			{Name: catalog.CanaryLost.Name},
+		},
 	},
 	CacheStaleness: {
+		// judged above the resource's freshness proof period, the height of
+		// its healthy sawtooth (how often bookmarks prove a quiet cache
+		// fresh depends on etcd's progress-notify interval)
 		Kind: TimeSlice, Alert: "CacheStaleness", Title: "Cache staleness",
-		Bad:    "time with cache staleness above %ss",
-		Signal: catalog.CacheStaleness,
+		Bad:       "time with cache staleness more than %ss above its freshness proof period",
+		Signal:    catalog.CacheStaleness,
+		Allowance: &catalog.FreshnessProofPeriod,
 	},
 	RVLag: {
 		Kind: TimeSlice, Alert: "ResourceVersionLag", Title: "Resource-version lag",
@@ -78,18 +97,28 @@ func (s Spec) ErrorRatio(o SLO, rng string) string {
 		return fmt.Sprintf("avg_over_time(%s[%s])", Rule(RuleBadSlice, o.Name), rng)
 	}
 	good := s.sumRate(d.Good.Name+"_bucket", rng, append(d.GoodMatchers, promql.Le(o.Threshold))...)
-	total := s.sumRate(d.Total, rng, d.TotalMatchers...)
-	return fmt.Sprintf("clamp_min(1 - ((%s) or (0 * %s)) / (%s > 0), 0)", good, total, total)
+	var totals []string
+	for _, t := range d.Totals {
+		totals = append(totals, s.sumRate(t.Name, rng, t.Matchers...))
+	}
+	total := strings.Join(totals, " + ")
+	return fmt.Sprintf("clamp_min(1 - ((%s) or (0 * (%s))) / ((%s) > 0), 0)", good, total, total)
 }
 
 // BadSlice is the expression of a time-slice SLO's bad-slice indicator: 1
-// when the signal stayed above the threshold for the whole slice window, 0
-// otherwise. The minimum over a window longer than the bookmark period is
-// taken right after a bookmark, so a quiet resource's sawtooth reads ~0.
+// when the signal (less its allowance) stayed above the threshold for the
+// whole slice window, 0 otherwise. The minimum over a window longer than the
+// bookmark period is taken right after a bookmark proved freshness, and
+// the allowance is the height of the resource's healthy sawtooth, so a
+// quiet resource's sawtooth never burns budget, whatever etcd's
+// progress-notify interval.
 func (s Spec) BadSlice(o SLO) string {
 	d := slis[o.Name]
-	return fmt.Sprintf("max %s (min_over_time(%s[%s])) > bool %s",
-		s.By(), s.Series(d.Signal.Name), s.SliceWindow, promql.Num(o.Threshold))
+	signal := fmt.Sprintf("max %s (min_over_time(%s[%s]))", s.By(), s.Series(d.Signal.Name), s.SliceWindow)
+	if d.Allowance != nil {
+		signal += fmt.Sprintf(" - max %s (max_over_time(%s[%s]))", s.By(), s.Series(d.Allowance.Name), s.SliceWindow)
+	}
+	return fmt.Sprintf("(%s) > bool %s", signal, promql.Num(o.Threshold))
 }
 
 // sumRate sums the per-second rate of a raw series over rng by cluster and resource.
@@ -112,4 +141,15 @@ func (s Spec) By(extra ...string) string {
 // Rule selects one SLO's series of a recording rule.
 func Rule(record, slo string) string {
 	return promql.Selector(record, promql.Eq(LabelSLO, slo))
+}
+
+// Covered is the condition that a burn-rate alert's long window holds
+// enough history: the resource's exporter series existed MinCoverage of the
+// window ago. A fresh install, a Prometheus that lost its data or a new
+// resource cannot page "too fast over 6 hours" on minutes of data; the
+// symptom alerts carry the first minutes.
+func (s Spec) Covered(long string) string {
+	d := time.Duration(float64(mustDuration(long)) * s.MinCoverage * s.windowScale())
+	offset := model.Duration(max(d.Round(time.Second), time.Second)).String()
+	return fmt.Sprintf("max %s (%s offset %s)", s.By(), s.Series(catalog.InformerSynced.Name), offset)
 }

@@ -66,11 +66,13 @@ type BurnWindow struct {
 // Symptoms holds the thresholds of the symptom alerts, which catch what the
 // SLOs cannot see (a dead exporter, a stalled watch before it burns budget).
 type Symptoms struct {
-	// StalledAfterSeconds: a watch is stalled when cache staleness stays
-	// above this for StalledFor. Several bookmark periods (~60 s each) so a
-	// quiet resource's sawtooth never trips it. Default 300.
+	// StalledAfterSeconds: a watch is stalled when it has delivered nothing
+	// (no event, no bookmark) for this long and for more than three of its
+	// measured bookmark periods, for StalledFor. A live watch delivers a
+	// bookmark every period (~60 s), whatever etcd's progress-notify
+	// interval. Default 180.
 	StalledAfterSeconds float64 `json:"stalledAfterSeconds"`
-	// StalledFor is the `for` of the watch-stalled alert. Default 5m.
+	// StalledFor is the `for` of the watch-stalled alert. Default 2m.
 	StalledFor string `json:"stalledFor"`
 	// NotSyncedFor is how long an informer may stay unsynced. Default 10m.
 	NotSyncedFor string `json:"notSyncedFor"`
@@ -108,6 +110,10 @@ type Spec struct {
 	// minimum of a quiet resource's staleness sawtooth is taken right after a
 	// bookmark. Default 2m.
 	SliceWindow string `json:"sliceWindow,omitempty"`
+	// MinCoverage is the share of a burn-rate alert's long window that must
+	// hold the resource's data before the alert may fire (see Covered), in
+	// (0, 1]. Default 0.5: the 1h/5m page needs 30 minutes of history.
+	MinCoverage float64 `json:"minCoverage,omitempty"`
 	// WindowScale multiplies every burn-rate window and the budget period
 	// (not their recording-rule names, nor SliceWindow or symptom durations,
 	// which follow the API server's clock). 0 means 1. End-to-end tests set
@@ -146,12 +152,13 @@ func DefaultSpec() Spec {
 			{Name: RVLag, Objective: 0.99, Threshold: DefaultRVLagThresholdRevisions, Kind: TimeSlice},
 		},
 		SliceWindow: "2m",
+		MinCoverage: 0.5,
 		Symptoms:    defaultSymptoms(),
 	}
 }
 
 func defaultSymptoms() Symptoms {
-	return Symptoms{StalledAfterSeconds: 300, StalledFor: "5m", NotSyncedFor: "10m", RelistsPerHour: 12}
+	return Symptoms{StalledAfterSeconds: 180, StalledFor: "2m", NotSyncedFor: "10m", RelistsPerHour: 12}
 }
 
 // ScaledWindows returns a copy of s whose burn-rate windows and budget period
@@ -220,6 +227,9 @@ func (s Spec) WithDefaults() Spec {
 	if s.WindowScale == 0 {
 		s.WindowScale = 1
 	}
+	if s.MinCoverage == 0 {
+		s.MinCoverage = def.MinCoverage
+	}
 	ds := defaultSymptoms()
 	if s.Symptoms.StalledAfterSeconds == 0 {
 		s.Symptoms.StalledAfterSeconds = ds.StalledAfterSeconds
@@ -267,6 +277,9 @@ func (s Spec) Validate() error {
 	}
 	if s.WindowScale < 0 || math.IsNaN(s.WindowScale) || math.IsInf(s.WindowScale, 0) {
 		add("windowScale %v must be positive", s.WindowScale)
+	}
+	if !(s.MinCoverage > 0 && s.MinCoverage <= 1) {
+		add("minCoverage %v must be in (0, 1], e.g. 0.5", s.MinCoverage)
 	}
 	if d, err := model.ParseDuration(s.SliceWindow); err != nil {
 		add("sliceWindow: %v", err)
@@ -367,11 +380,18 @@ func (s Spec) RecordedWindows() []string {
 
 // Scaled returns the PromQL range of a nominal window under WindowScale.
 func (s Spec) Scaled(window string) string {
-	if s.WindowScale == 0 || s.WindowScale == 1 {
+	if s.windowScale() == 1 {
 		return window
 	}
 	d := time.Duration(float64(mustDuration(window)) * s.WindowScale).Round(time.Second)
 	return model.Duration(max(d, time.Second)).String()
+}
+
+func (s Spec) windowScale() float64 {
+	if s.WindowScale == 0 {
+		return 1
+	}
+	return s.WindowScale
 }
 
 // mustDuration parses a duration that Validate has checked.

@@ -23,6 +23,8 @@ const (
 	LabelKind      = "kind"
 	LabelResult    = "result"
 	LabelReason    = "reason"
+	LabelState     = "state"
+	LabelSpace     = "space"
 	LabelVersion   = "version"
 	LabelRevision  = "revision"
 	LabelGoVersion = "goversion"
@@ -40,11 +42,25 @@ func ResourceValue(group, plural string) string {
 	return plural + "." + group
 }
 
+// Values of the `state` label of ResourceState: what limits the resource's
+// signals.
+const (
+	StateOK          = "ok"            // lag and staleness are measured
+	StateHeadUnknown = "head_unknown"  // the RV space's head probe has not answered lately: lag and staleness unknown
+	StateOpaqueRV    = "opaque_rv"     // resource versions are not integers: no RV math
+	StateAheadOfHead = "ahead_of_head" // the informer's RV is ahead of its space's head: another history (etcd restored, API server not) or another etcd
+)
+
+// States lists the values of the `state` label.
+func States() []string {
+	return []string{StateOK, StateHeadUnknown, StateOpaqueRV, StateAheadOfHead}
+}
+
 // Values of the `kind` label of ListDuration.
 const (
 	KindList      = "list"      // a classic List call (each page)
 	KindWatchList = "watchlist" // a streaming list: Watch with sendInitialEvents=true up to the initial-events-end bookmark
-	KindProbe     = "probe"     // a head-RV probe: metadata List with limit=1
+	KindProbe     = "probe"     // a consistent metadata List with limit=1: a head probe or a freshness read
 )
 
 // Values of the `result` label.
@@ -72,7 +88,6 @@ const (
 	ReasonUnavailable  = "unavailable"   // connection refused/reset, 5xx, 429
 	ReasonDecode       = "decode"        // a response that could not be decoded
 	ReasonOpaqueRV     = "opaque_rv"     // a resource version that is not an integer
-	ReasonAheadOfHead  = "ahead_of_head" // informer RV ahead of its RV space's head: misconfigured space
 	ReasonOther        = "other"
 )
 
@@ -117,17 +132,57 @@ var (
 	}
 	ResourceVersionLag = Metric{
 		Name:   "rvsync_resource_version_lag",
-		Help:   "Head resource version minus informer resource version at the latest probe, never negative. A quiet resource advances only at watch bookmarks.",
+		Help:   "Revisions the resource's informer cache is behind, as its own deliveries show: while its watch is live, how far behind the head its latest events were when delivered (0 when it is idle, whatever other resources write); once the watch has been silent for two bookmark periods, head minus informer resource version (everything since may be missing). Absent when the state is not ok.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "revisions",
 	}
 	CacheStaleness = Metric{
 		Name:   "rvsync_cache_staleness_seconds",
-		Help:   "Seconds since the latest probe time at which the informer provably held everything committed (head RV at that time <= informer RV). Sawtooth up to the bookmark period when quiet; grows without bound when the watch stalls.",
+		Help:   "Seconds since the informer cache provably held everything committed: since the request of the latest head probe whose head its resource version covered (or a consistent list, or a delivered canary). A quiet resource saws up to its freshness proof period; a stalled watch grows without bound. Absent while the head is unknown.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "seconds",
+	}
+	FreshnessProofPeriod = Metric{
+		Name:   "rvsync_freshness_proof_period_seconds",
+		Help:   "The highest staleness the resource's healthy, quiet cache reached before a watch bookmark proved it fresh again, over the last 30 minutes: the height of its staleness sawtooth, set by the bookmark period and how often its API server's watch cache catches up with etcd. 0 when only events proved freshness. The staleness SLI judges staleness above it.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "seconds",
+	}
+	WatchSilence = Metric{
+		Name:   "rvsync_watch_silence_seconds",
+		Help:   "Seconds since the informer's watch last delivered anything: an event, a bookmark or the end of a list. A live watch delivers a bookmark every bookmark period; a stalled one falls silent. Absent until the informer synced.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "seconds",
+	}
+	WatchBookmarkPeriod = Metric{
+		Name:   "rvsync_watch_bookmark_period_seconds",
+		Help:   "Measured interval between the watch bookmarks of the resource's informer (median of the latest; 60 until measured).",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "seconds",
+	}
+	HeadAge = Metric{
+		Name:   "rvsync_head_age_seconds",
+		Help:   "Seconds since the latest head sample of the resource's RV space was requested. Above a few probe intervals, lag and staleness are unknown (state head_unknown).",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "seconds",
+	}
+	ResourceState = Metric{
+		Name:   "rvsync_resource_state",
+		Help:   "1 for the state that limits the resource's signals, 0 for the others: ok; head_unknown (the head probe has not answered lately); opaque_rv (resource versions are not integers); ahead_of_head (the informer's resource version is ahead of its RV space's head: etcd restored while the API server kept its watch cache, or a resource of another etcd).",
+		Type:   Gauge,
+		Labels: []string{LabelResource, LabelState},
+	}
+	ResourceInfo = Metric{
+		Name:   "rvsync_resource_info",
+		Help:   "Information about a watched resource; value 1. space is its RV space (the etcd it lives in).",
+		Type:   Gauge,
+		Labels: []string{LabelResource, LabelSpace},
 	}
 	EventDeliveryLag = Metric{
 		Name:    "rvsync_event_delivery_lag_seconds",
@@ -137,9 +192,15 @@ var (
 		Buckets: DeliveryBuckets,
 		Unit:    "seconds",
 	}
+	EventDeliveryUnbounded = Metric{
+		Name:   "rvsync_event_delivery_lag_unbounded_total",
+		Help:   "Watch events whose commit time no head probe bounded because the probes were failing: their delivery lag is unknown and they are left out of rvsync_event_delivery_lag_seconds.",
+		Type:   Counter,
+		Labels: []string{LabelResource},
+	}
 	ListDuration = Metric{
 		Name:    "rvsync_list_duration_seconds",
-		Help:    "Duration of Lists made by the informer (each page), of streaming watch-list syncs, and of head probes.",
+		Help:    "Duration of each List page the informer requests, of its streaming watch-list syncs (one Watch up to the initial-events-end bookmark), and of head probes and freshness reads (kind probe).",
 		Type:    Histogram,
 		Labels:  []string{LabelResource, LabelKind, LabelResult},
 		Buckets: LatencyBuckets,
@@ -190,7 +251,7 @@ var (
 	}
 	HeadProbeErrors = Metric{
 		Name:   "rvsync_head_probe_errors_total",
-		Help:   "Head probes of the resource's RV space through this resource that failed, by reason (e.g. forbidden, timeout); opaque_rv and ahead_of_head report resource versions the probe cannot compare.",
+		Help:   "Head probes and freshness reads (consistent Lists with limit=1) through this resource that failed, by reason (e.g. forbidden, timeout; opaque_rv for a head that is not an integer).",
 		Type:   Counter,
 		Labels: []string{LabelResource, LabelReason},
 	}
@@ -228,6 +289,13 @@ var (
 		Labels: []string{LabelResource},
 		Unit:   "objects",
 	}
+	UnobservableObjects = Metric{
+		Name:   "rvsync_unobservable_objects",
+		Help:   "Objects of a convergence-tracked resource that report no observed generation at the configured path: left out of the convergence signals, since their controller never says what it acted on.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "objects",
+	}
 	OldestUnconverged = Metric{
 		Name:   "rvsync_oldest_unconverged_seconds",
 		Help:   "Age of the oldest pending generation: seconds since the exporter first saw a generation not yet observed by the object's controller. 0 when all converged.",
@@ -261,10 +329,11 @@ var (
 func All() []Metric {
 	return []Metric{
 		HeadResourceVersion, InformerResourceVersion, ResourceVersionLag, CacheStaleness,
-		EventDeliveryLag, ListDuration, Relists, WatchStarts, WatchErrors,
+		FreshnessProofPeriod, WatchSilence, WatchBookmarkPeriod, HeadAge, ResourceState, ResourceInfo,
+		EventDeliveryLag, EventDeliveryUnbounded, ListDuration, Relists, WatchStarts, WatchErrors,
 		ListErrors, ResourceVersionRegressions, InformerSynced, Objects, HeadProbeErrors,
 		CanaryDeliveryLatency, CanaryWrites, CanaryLost, CanaryLastDelivered,
-		UnconvergedObjects, OldestUnconverged, GenerationConvergence,
+		UnconvergedObjects, UnobservableObjects, OldestUnconverged, GenerationConvergence,
 		TimelineDropped, BuildInfo,
 	}
 }

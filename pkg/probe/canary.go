@@ -65,8 +65,8 @@ type canaryState struct {
 	lost            prometheus.Counter
 
 	mu            sync.Mutex
-	pending       []canaryWrite // in RV order
-	seenRV        uint64        // highest RV of the canary object delivered
+	pending       []canaryWrite // written, not yet delivered
+	seenRV        uint64        // highest RV of the canary object delivered (of the current history)
 	seenAt        time.Time
 	lastDelivered time.Time
 }
@@ -79,15 +79,45 @@ type canaryWrite struct {
 // wrote registers a write that returned rv and was sent at sent. It returns
 // the send time if the informer had already delivered rv (the watch can beat
 // the write's response), so the caller can feed freshness.
+//
+// Writes are sequential, so each returns a higher RV than every canary RV
+// delivered before it. One below them means the store's history went back
+// (etcd restored from a backup): what was seen, and the writes pending in
+// the lost history, belong to it.
 func (c *canaryState) wrote(rv uint64, sent time.Time) (delivered bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rv <= c.seenRV {
+	if rv < c.seenRV {
+		c.forgetLocked(rv)
+	}
+	if rv == c.seenRV {
 		c.deliveredLocked(sent, c.seenAt)
 		return true
 	}
 	c.pending = append(c.pending, canaryWrite{rv: rv, sent: sent})
 	return false
+}
+
+// reset forgets the delivered RVs of a history the store no longer has.
+func (c *canaryState) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seenRV, c.seenAt = 0, time.Time{}
+}
+
+// forgetLocked drops the memory of a lost history above rv: its pending
+// writes are lost (they will never be delivered).
+func (c *canaryState) forgetLocked(rv uint64) {
+	c.seenRV, c.seenAt = 0, time.Time{}
+	kept := c.pending[:0]
+	for _, w := range c.pending {
+		if w.rv > rv {
+			c.lost.Inc()
+			continue
+		}
+		kept = append(kept, w)
+	}
+	c.pending = kept
 }
 
 // delivered records that the informer delivered the canary object at rv.
@@ -99,14 +129,20 @@ func (c *canaryState) delivered(rv uint64, now time.Time) (sent time.Time, ok bo
 	if rv > c.seenRV {
 		c.seenRV, c.seenAt = rv, now
 	}
-	n := 0
-	for n < len(c.pending) && c.pending[n].rv <= rv {
-		sent = c.pending[n].sent
-		c.deliveredLocked(sent, now)
-		n++
+	kept := c.pending[:0]
+	for _, w := range c.pending {
+		if w.rv > rv {
+			kept = append(kept, w)
+			continue
+		}
+		c.deliveredLocked(w.sent, now)
+		if w.sent.After(sent) {
+			sent = w.sent
+		}
+		ok = true
 	}
-	c.pending = c.pending[n:]
-	return sent, n > 0
+	c.pending = kept
+	return sent, ok
 }
 
 func (c *canaryState) deliveredLocked(sent, at time.Time) {
@@ -121,10 +157,15 @@ func (c *canaryState) expire(now time.Time, deadline time.Duration) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
-	for n < len(c.pending) && now.Sub(c.pending[n].sent) > deadline {
-		n++
+	kept := c.pending[:0]
+	for _, w := range c.pending {
+		if now.Sub(w.sent) > deadline {
+			n++
+			continue
+		}
+		kept = append(kept, w)
 	}
-	c.pending = c.pending[n:]
+	c.pending = kept
 	c.lost.Add(float64(n))
 	return n
 }
@@ -210,7 +251,7 @@ func (c *Canary) beat(ctx context.Context) {
 			return
 		}
 		c.writes[1].Inc()
-		c.log.Info("canary write failed", "reason", reasonOf(err), "err", err)
+		c.log.Error(err, "canary write failed", "reason", reasonOf(err))
 		return
 	}
 	c.writes[0].Inc()
@@ -219,7 +260,7 @@ func (c *Canary) beat(ctx context.Context) {
 		return // opaque RV: the tracker reports it
 	}
 	if c.state.wrote(rv, now) {
-		c.tracker.confirmFresh(now)
+		c.tracker.confirmFresh(now, c.tracker.clock.Now())
 	}
 }
 

@@ -6,22 +6,30 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
-// snapshot is the scrape-time state of one watched resource.
+// snapshot is the scrape-time state of one watched resource. A value whose
+// Known flag is false is not exported: unknown is not 0.
 type snapshot struct {
 	Resource string
+	Space    string
+	State    string // a catalog.State* value
 
-	// RVs holds whether the resource versions below are known integers: false
-	// before the first probe or list, and for opaque (non-integer) RVs.
 	HeadKnown     bool
 	HeadRV        uint64
 	InformerKnown bool
 	InformerRV    uint64
-	// LagKnown is true once both RVs were known at a probe.
-	LagKnown bool
-	Lag      uint64
+	LagKnown      bool
+	Lag           uint64
 
-	StalenessKnown   bool
-	StalenessSeconds float64
+	StalenessKnown     bool
+	StalenessSeconds   float64
+	ProofPeriodKnown   bool
+	ProofPeriodSeconds float64
+	HeadAgeKnown       bool
+	HeadAgeSeconds     float64
+
+	SilenceKnown          bool
+	SilenceSeconds        float64
+	BookmarkPeriodSeconds float64
 
 	Synced  bool
 	Objects int
@@ -36,33 +44,44 @@ type snapshot struct {
 // convergenceSnapshot is the scrape-time state of generation convergence.
 type convergenceSnapshot struct {
 	Unconverged   int
+	Unobservable  int
 	OldestSeconds float64
 }
 
 var (
-	descHeadRV      = newDesc(catalog.HeadResourceVersion)
-	descInformerRV  = newDesc(catalog.InformerResourceVersion)
-	descLag         = newDesc(catalog.ResourceVersionLag)
-	descStaleness   = newDesc(catalog.CacheStaleness)
-	descSynced      = newDesc(catalog.InformerSynced)
-	descObjects     = newDesc(catalog.Objects)
-	descUnconverged = newDesc(catalog.UnconvergedObjects)
-	descOldest      = newDesc(catalog.OldestUnconverged)
-	descCanaryLast  = newDesc(catalog.CanaryLastDelivered)
+	descHeadRV         = newDesc(catalog.HeadResourceVersion)
+	descInformerRV     = newDesc(catalog.InformerResourceVersion)
+	descLag            = newDesc(catalog.ResourceVersionLag)
+	descStaleness      = newDesc(catalog.CacheStaleness)
+	descProofPeriod    = newDesc(catalog.FreshnessProofPeriod)
+	descSilence        = newDesc(catalog.WatchSilence)
+	descBookmarkPeriod = newDesc(catalog.WatchBookmarkPeriod)
+	descHeadAge        = newDesc(catalog.HeadAge)
+	descState          = newDesc(catalog.ResourceState)
+	descInfo           = newDesc(catalog.ResourceInfo)
+	descSynced         = newDesc(catalog.InformerSynced)
+	descObjects        = newDesc(catalog.Objects)
+	descUnconverged    = newDesc(catalog.UnconvergedObjects)
+	descUnobservable   = newDesc(catalog.UnobservableObjects)
+	descOldest         = newDesc(catalog.OldestUnconverged)
+	descCanaryLast     = newDesc(catalog.CanaryLastDelivered)
 )
 
 // gaugeCollector turns the trackers' snapshots into gauges at scrape time.
 type gaugeCollector struct{ snapshots func() []snapshot }
 
 func (c *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHeadRV, descInformerRV, descLag, descStaleness, descSynced, descObjects, descUnconverged, descOldest, descCanaryLast} {
+	for _, d := range []*prometheus.Desc{
+		descHeadRV, descInformerRV, descLag, descStaleness, descProofPeriod, descSilence, descBookmarkPeriod,
+		descHeadAge, descState, descInfo, descSynced, descObjects, descUnconverged, descUnobservable, descOldest, descCanaryLast,
+	} {
 		ch <- d
 	}
 }
 
 func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
-	gauge := func(d *prometheus.Desc, v float64, resource string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, resource)
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	for _, s := range c.snapshots() {
 		r := s.Resource
@@ -78,10 +97,25 @@ func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 		if s.StalenessKnown {
 			gauge(descStaleness, s.StalenessSeconds, r)
 		}
+		if s.ProofPeriodKnown {
+			gauge(descProofPeriod, s.ProofPeriodSeconds, r)
+		}
+		if s.HeadAgeKnown {
+			gauge(descHeadAge, s.HeadAgeSeconds, r)
+		}
+		if s.SilenceKnown {
+			gauge(descSilence, s.SilenceSeconds, r)
+		}
+		gauge(descBookmarkPeriod, s.BookmarkPeriodSeconds, r)
+		for _, st := range catalog.States() {
+			gauge(descState, boolFloat(st == s.State), r, st)
+		}
+		gauge(descInfo, 1, r, s.Space)
 		gauge(descSynced, boolFloat(s.Synced), r)
 		gauge(descObjects, float64(s.Objects), r)
 		if s.Convergence != nil {
 			gauge(descUnconverged, float64(s.Convergence.Unconverged), r)
+			gauge(descUnobservable, float64(s.Convergence.Unobservable), r)
 			gauge(descOldest, s.Convergence.OldestSeconds, r)
 		}
 		if s.CanaryLastDelivered > 0 {

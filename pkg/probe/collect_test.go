@@ -78,8 +78,8 @@ func TestEveryCatalogFamilyIsExported(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := newMetrics()
 	if err := m.register(reg, func() []snapshot {
-		return []snapshot{{Resource: "pods", HeadKnown: true, InformerKnown: true, LagKnown: true, StalenessKnown: true,
-			Convergence: &convergenceSnapshot{}, CanaryLastDelivered: 1}}
+		return []snapshot{{Resource: "pods", Space: "cluster", State: catalog.StateOK, HeadKnown: true, InformerKnown: true, LagKnown: true, StalenessKnown: true,
+			ProofPeriodKnown: true, SilenceKnown: true, HeadAgeKnown: true, Convergence: &convergenceSnapshot{}, CanaryLastDelivered: 1}}
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestEveryCatalogFamilyIsExported(t *testing.T) {
 		h.WithLabelValues("pods").Observe(1)
 	}
 	m.ListDuration.WithLabelValues("pods", catalog.KindList, catalog.ResultSuccess).Observe(1)
-	for _, c := range []*prometheus.CounterVec{m.WatchStarts, m.Regressions, m.TimelineDropped, m.CanaryLost} {
+	for _, c := range []*prometheus.CounterVec{m.WatchStarts, m.Regressions, m.TimelineDropped, m.CanaryLost, m.DeliveryUnbounded} {
 		c.WithLabelValues("pods").Inc()
 	}
 	for _, c := range []*prometheus.CounterVec{m.Relists, m.ListErrors, m.WatchErrors, m.HeadProbeErrors, m.CanaryWrites} {

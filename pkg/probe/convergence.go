@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 // generationObject is what a convergence informer keeps of an object:
@@ -46,19 +47,26 @@ func generationTransform(path string) cache.TransformFunc {
 			return obj, nil
 		}
 		g := &generationObject{}
-		g.Namespace, g.Name, g.ResourceVersion, g.Generation = u.GetNamespace(), u.GetName(), u.GetResourceVersion(), u.GetGeneration()
+		g.Namespace, g.Name, g.UID, g.ResourceVersion, g.Generation = u.GetNamespace(), u.GetName(), u.GetUID(), u.GetResourceVersion(), u.GetGeneration()
 		g.ObservedGeneration, g.HasObserved, _ = unstructured.NestedInt64(u.Object, fields...)
 		return g, nil
 	}
 }
 
 // convergence tracks, per object, the generations its controller has not yet
-// observed.
+// observed. Objects are keyed by UID: one deleted and recreated under the
+// same name while the watch was down is another object, whose lower
+// generation must not be judged against the old one's.
 type convergence struct {
 	histogram prometheus.Observer
 
-	mu      sync.Mutex
-	pending map[string]pendingGeneration // by namespace/name
+	mu           sync.Mutex
+	pending      map[string]pendingGeneration // by UID
+	unobservable map[string]struct{}          // UIDs of objects with no observed generation
+}
+
+func newConvergence(h prometheus.Observer) *convergence {
+	return &convergence{histogram: h, pending: map[string]pendingGeneration{}, unobservable: map[string]struct{}{}}
 }
 
 // pendingGeneration is an object's oldest and newest unobserved generations
@@ -100,16 +108,34 @@ func (c *convergence) update(key string, gen, observed int64, now time.Time) {
 	}
 }
 
+// apply takes an object's current state: objects that report no observed
+// generation are counted apart and never pending.
+func (c *convergence) apply(g *generationObject, now time.Time) {
+	key := convergenceKey(g)
+	if !g.HasObserved {
+		c.mu.Lock()
+		delete(c.pending, key)
+		c.unobservable[key] = struct{}{}
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Lock()
+	delete(c.unobservable, key)
+	c.mu.Unlock()
+	c.update(key, g.Generation, g.ObservedGeneration, now)
+}
+
 func (c *convergence) remove(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.pending, key)
+	delete(c.unobservable, key)
 }
 
 func (c *convergence) snapshot(now time.Time) *convergenceSnapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := &convergenceSnapshot{Unconverged: len(c.pending)}
+	s := &convergenceSnapshot{Unconverged: len(c.pending), Unobservable: len(c.unobservable)}
 	for _, p := range c.pending {
 		s.OldestSeconds = max(s.OldestSeconds, now.Sub(p.oldestSeen).Seconds())
 	}
@@ -120,11 +146,16 @@ func (c *convergence) snapshot(now time.Time) *convergenceSnapshot {
 // tracks generation convergence: how long objects wait between a new
 // metadata.generation and a status.observedGeneration (at path) that covers
 // it. It keeps only generationObjects in its store.
-func (m *Monitor) newConvergenceInformer(cfg *rest.Config, gvr schema.GroupVersionResource, tracker *tracker, path string) (cache.SharedIndexInformer, error) {
+func (m *Monitor) newConvergenceInformer(cfg *rest.Config, gvr schema.GroupVersionResource, tracker *tracker, path string, freshen headFunc) (cache.SharedIndexInformer, error) {
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client for %s: %w", tracker.name, err)
 	}
+	return m.convergenceInformer(client, gvr, tracker, path, freshen), nil
+}
+
+// convergenceInformer is newConvergenceInformer over a given client.
+func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.GroupVersionResource, tracker *tracker, path string, freshen headFunc) cache.SharedIndexInformer {
 	res := client.Resource(gvr)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -134,28 +165,48 @@ func (m *Monitor) newConvergenceInformer(cfg *rest.Config, gvr schema.GroupVersi
 			return res.Watch(ctx, o)
 		},
 	}
-	inf := cache.NewSharedIndexInformerWithOptions(m.instrument(tracker, cache.ToListWatcherWithWatchListSemantics(lw, client)),
-		&unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: tracker.name})
+	ilw := m.instrument(tracker, cache.ToListWatcherWithWatchListSemantics(lw, client))
+	ilw.state.freshen = freshen
+	inf := cache.NewSharedIndexInformerWithOptions(ilw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: tracker.name})
 	_ = inf.SetTransform(generationTransform(path))
-	m.observe(tracker, inf)
-	conv := &convergence{histogram: m.metrics.GenerationConvergence.WithLabelValues(tracker.name), pending: map[string]pendingGeneration{}}
+	m.observe(ilw.state, inf)
+	conv := newConvergence(m.metrics.GenerationConvergence.WithLabelValues(tracker.name))
 	tracker.mu.Lock()
 	tracker.converge = conv
 	tracker.mu.Unlock()
-	clk := m.opts.Clock
+	_, _ = inf.AddEventHandler(conv.handlers(m.opts.Clock))
+	return inf
+}
+
+// convergenceKey is the key of an object's pending generations: its UID.
+func convergenceKey(g *generationObject) string { return string(g.UID) }
+
+// handlers apply an informer's notifications to c.
+func (c *convergence) handlers(clk clock.PassiveClock) cache.ResourceEventHandlerFuncs {
 	apply := func(obj any) {
 		if g, ok := obj.(*generationObject); ok {
-			conv.update(g.Namespace+"/"+g.Name, g.Generation, g.ObservedGeneration, clk.Now())
+			c.apply(g, clk.Now())
 		}
 	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    apply,
-		UpdateFunc: func(_, obj any) { apply(obj) },
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: apply,
+		UpdateFunc: func(old, obj any) {
+			// a relist after the object was deleted and recreated under its
+			// name delivers the new object as an update of the old one
+			if o, ok := old.(*generationObject); ok {
+				if n, ok := obj.(*generationObject); ok && o.UID != n.UID {
+					c.remove(convergenceKey(o))
+				}
+			}
+			apply(obj)
+		},
 		DeleteFunc: func(obj any) {
-			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				conv.remove(key)
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if g, ok := obj.(*generationObject); ok {
+				c.remove(convergenceKey(g))
 			}
 		},
-	})
-	return inf, nil
+	}
 }

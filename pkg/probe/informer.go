@@ -2,14 +2,12 @@ package probe
 
 import (
 	"context"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -19,11 +17,7 @@ import (
 // watch stream as it passes, so the store holds each object's key alone, as
 // a cache.ExplicitKey ("namespace/name", or "name" for cluster-scoped
 // objects; see objectKey).
-func (m *Monitor) newKeyInformer(cfg *rest.Config, gvr schema.GroupVersionResource, t *tracker) (cache.SharedIndexInformer, error) {
-	client, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("metadata client for %s: %w", t.name, err)
-	}
+func (m *Monitor) newKeyInformer(client metadata.Interface, gvr schema.GroupVersionResource, t *tracker) cache.SharedIndexInformer {
 	res := client.Resource(gvr)
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -33,17 +27,20 @@ func (m *Monitor) newKeyInformer(cfg *rest.Config, gvr schema.GroupVersionResour
 			return res.Watch(ctx, o)
 		},
 	}, client)
-	return m.keyInformer(lw, t), nil
+	return m.keyInformer(lw, t, metadataHead(client, gvr))
 }
 
 // keyInformer returns an instrumented informer of PartialObjectMetadata
-// from lw, measured by t, whose store keeps object keys only.
-func (m *Monitor) keyInformer(lw cache.ListerWatcher, t *tracker) cache.SharedIndexInformer {
-	inf := cache.NewSharedIndexInformerWithOptions(m.instrument(t, lw), &metav1.PartialObjectMetadata{},
+// from lw, measured by t, whose store keeps object keys only; freshen is
+// its freshness read (nil: none).
+func (m *Monitor) keyInformer(lw cache.ListerWatcher, t *tracker, freshen headFunc) cache.SharedIndexInformer {
+	ilw := m.instrument(t, lw)
+	ilw.state.freshen = freshen
+	inf := cache.NewSharedIndexInformerWithOptions(ilw, &metav1.PartialObjectMetadata{},
 		cache.SharedIndexInformerOptions{ObjectDescription: t.name})
 	// Setters fail only after the informer started; it has not.
 	_ = inf.SetTransform(objectKey)
-	m.observe(t, inf)
+	m.observe(ilw.state, inf)
 	return inf
 }
 

@@ -78,7 +78,7 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				perObject := storeBytesPerObject(b, func() cache.SharedIndexInformer {
 					m := New(Options{})
-					inf := m.keyInformer(lw, m.track(testGVR("configmaps"), ""))
+					inf := m.keyInformer(lw, m.track(testGVR("configmaps"), ""), nil)
 					if tc.transform != nil {
 						_ = inf.SetTransform(tc.transform)
 					}

@@ -3,18 +3,22 @@ package probe
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // listerWatcher wraps an informer's ListerWatcher and reports what passes
-// through it to a tracker: List pages and their durations, streaming
-// watch-lists up to their initial-events-end bookmark, relists and their
-// reasons, watch starts and errors, and the RV of every event and bookmark.
+// through it to the informer's state: List pages and their durations,
+// streaming watch-lists up to their initial-events-end bookmark, relists
+// and their reasons, watch starts and errors, and the RV of every event and
+// bookmark.
 //
 // Relists are counted here rather than in the reflector's watch error
 // handler, which never sees a 410 delivered inside a running watch. A
@@ -23,7 +27,7 @@ import (
 // answer through.
 type listerWatcher struct {
 	inner       cache.ListerWatcherWithContext
-	tracker     *tracker
+	state       *informerState
 	noWatchList bool
 }
 
@@ -43,20 +47,23 @@ func (lw *listerWatcher) Watch(options metav1.ListOptions) (watch.Interface, err
 	return lw.WatchWithContext(context.Background(), options)
 }
 
-// ListWithContext times every page and completes the list at its last page.
+// ListWithContext times every page; the last page completes the list.
 func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-	t := lw.tracker
+	s := lw.state
+	start := s.t.clock.Now()
 	if options.Continue == "" {
-		t.startList(t.clock.Now(), options.ResourceVersion != "")
+		s.startList(start, options.ResourceVersion != "")
 	}
 	obj, err := lw.inner.ListWithContext(ctx, options)
-	now := t.clock.Now()
+	now := s.t.clock.Now()
 	if err != nil {
-		t.failList(listKindList, err, now)
+		s.t.observeList(catalog.KindList, catalog.ResultError, now.Sub(start))
+		s.failList(err)
 		return obj, err
 	}
+	s.t.observeList(catalog.KindList, catalog.ResultSuccess, now.Sub(start))
 	if list, lerr := meta.ListAccessor(obj); lerr == nil && list.GetContinue() == "" {
-		t.endList(listKindList, list.GetResourceVersion(), now)
+		s.endList(list.GetResourceVersion(), now)
 	}
 	return obj, nil
 }
@@ -64,23 +71,26 @@ func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 // WatchWithContext starts a watch, or a watch-list when the options ask for
 // initial events, and instruments the stream it returns.
 func (lw *listerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	t := lw.tracker
+	s := lw.state
+	start := s.t.clock.Now()
 	initial := options.SendInitialEvents != nil && *options.SendInitialEvents
 	if initial {
-		t.startList(t.clock.Now(), options.ResourceVersion != "")
-	} else {
-		t.watchStarts.Inc()
+		s.startList(start, options.ResourceVersion != "")
 	}
 	w, err := lw.inner.WatchWithContext(ctx, options)
 	if err != nil {
 		if initial {
-			t.failList(listKindWatchList, err, t.clock.Now())
+			s.t.observeList(catalog.KindWatchList, catalog.ResultError, s.t.clock.Now().Sub(start))
+			s.failList(err)
 		} else {
-			t.failWatch(err)
+			s.failWatch(err)
 		}
 		return w, err
 	}
-	iw := &instrumentedWatch{inner: w, out: make(chan watch.Event), done: make(chan struct{}), tracker: t, initial: initial}
+	if !initial {
+		s.watchStarted(start)
+	}
+	iw := &instrumentedWatch{inner: w, out: make(chan watch.Event), done: make(chan struct{}), state: s, initial: initial, start: start}
 	go iw.run()
 	return iw, nil
 }
@@ -92,8 +102,9 @@ type instrumentedWatch struct {
 	out      chan watch.Event
 	done     chan struct{}
 	stopOnce sync.Once
-	tracker  *tracker
+	state    *informerState
 	initial  bool // streaming the initial events of a watch-list
+	start    time.Time
 }
 
 func (w *instrumentedWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -107,13 +118,14 @@ func (w *instrumentedWatch) Stop() {
 
 func (w *instrumentedWatch) run() {
 	defer close(w.out)
+	defer w.state.watchEnded()
 	in := w.inner.ResultChan()
 	for {
 		select {
 		case ev, ok := <-in:
 			if !ok {
 				if w.initial {
-					w.tracker.failList(listKindWatchList, errWatchClosed, w.tracker.clock.Now())
+					w.failStream(errWatchClosed)
 				}
 				return
 			}
@@ -129,17 +141,25 @@ func (w *instrumentedWatch) run() {
 	}
 }
 
+// failStream records a watch-list that ended before its initial events did.
+func (w *instrumentedWatch) failStream(err error) {
+	w.initial = false
+	t := w.state.t
+	t.observeList(catalog.KindWatchList, catalog.ResultError, t.clock.Now().Sub(w.start))
+	w.state.failList(err)
+}
+
 func (w *instrumentedWatch) observe(ev watch.Event) {
-	t := w.tracker
+	s := w.state
+	now := s.t.clock.Now()
 	switch ev.Type {
 	case watch.Error:
 		err := errorFromEvent(ev)
 		if w.initial {
-			w.initial = false
-			t.failList(listKindWatchList, err, t.clock.Now())
+			w.failStream(err)
 			return
 		}
-		t.failWatch(err)
+		s.failWatch(err)
 	case watch.Bookmark:
 		obj, ok := ev.Object.(metav1.Object)
 		if !ok {
@@ -148,17 +168,19 @@ func (w *instrumentedWatch) observe(ev watch.Event) {
 		if w.initial {
 			if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 				w.initial = false
-				t.endList(listKindWatchList, obj.GetResourceVersion(), t.clock.Now())
+				s.t.observeList(catalog.KindWatchList, catalog.ResultSuccess, now.Sub(w.start))
+				s.watchOpened(now) // the stream goes on as the watch
+				s.endList(obj.GetResourceVersion(), now)
 			}
 			return
 		}
-		t.observeEvent(obj, t.clock.Now(), false)
+		s.observeEvent(obj, now, false)
 	case watch.Added, watch.Modified, watch.Deleted:
 		if w.initial {
 			return // part of the initial state, not a delivery
 		}
 		if obj, ok := ev.Object.(metav1.Object); ok {
-			t.observeEvent(obj, t.clock.Now(), true)
+			s.observeEvent(obj, now, true)
 		}
 	}
 }

@@ -21,18 +21,23 @@ import (
 // scriptedLW is the inner ListerWatcher of a test: List answers pages in
 // order, Watch hands out the test's fake watcher or an error.
 type scriptedLW struct {
-	pages    []runtime.Object // returned by successive List calls
+	pages    []runtime.Object // returned by successive List calls, consumed in order
 	listErr  error
 	watcher  *watch.FakeWatcher
 	watchErr error
 	lists    int
+	onList   func() // called during each List, e.g. to move the clock
 }
 
 func (s *scriptedLW) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	if s.onList != nil {
+		s.onList()
+	}
 	if s.listErr != nil {
 		return nil, s.listErr
 	}
-	p := s.pages[s.lists]
+	p := s.pages[0]
+	s.pages = s.pages[1:]
 	s.lists++
 	return p, nil
 }
@@ -74,6 +79,7 @@ type lwRig struct {
 	clock *clocktesting.FakeClock
 	mon   *Monitor
 	tr    *tracker
+	is    *informerState
 	inner *scriptedLW
 	lw    cache.ListerWatcherWithContext
 }
@@ -82,9 +88,10 @@ func newLWRig(t *testing.T) *lwRig {
 	clk := clocktesting.NewFakeClock(t0)
 	mon := New(Options{Clock: clk})
 	tr := mon.track(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "")
-	tr.synced = func() bool { return false } // as observe sets it for an informer not yet synced
 	inner := &scriptedLW{watcher: watch.NewFake()}
-	return &lwRig{t: t, clock: clk, mon: mon, tr: tr, inner: inner, lw: mon.instrument(tr, inner).(cache.ListerWatcherWithContext)}
+	lw := mon.instrument(tr, inner)
+	lw.state.synced = func() bool { return false } // as observe sets it for an informer not yet synced
+	return &lwRig{t: t, clock: clk, mon: mon, tr: tr, is: lw.state, inner: inner, lw: lw}
 }
 
 // watch opens a watch through the instrumented ListerWatcher (a watch-list
@@ -169,9 +176,9 @@ func (r *lwRig) check(name string, w lwWant) {
 	if got := testutil.ToFloat64(m.WatchStarts.WithLabelValues("configmaps")); got != w.watchStarts {
 		r.t.Errorf("%s: watch starts %v, want %v", name, got, w.watchStarts)
 	}
-	r.tr.mu.Lock()
-	rv := r.tr.informerRV
-	r.tr.mu.Unlock()
+	r.is.mu.Lock()
+	rv := r.is.rv
+	r.is.mu.Unlock()
 	if rv != w.informerRV {
 		r.t.Errorf("%s: informer RV %d, want %d", name, rv, w.informerRV)
 	}
@@ -235,14 +242,14 @@ func TestInstrumentedListerWatcher(t *testing.T) {
 			r.clock.Step(2e9)
 			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 500, Continue: "next"})
 		},
-		want: lwWant{relists: [3]float64{1, 0, 0}, lists: map[[2]string]int{streamErr: 1, list: 1},
+		want: lwWant{relists: [3]float64{1, 0, 0}, lists: map[[2]string]int{streamErr: 1, list: 2},
 			listErrors: map[string]float64{catalog.ReasonForbidden: 1}, informerRV: 20},
 	}, {
 		name: "synced informer: watch bookmarks and events advance the RV; a 410 in the stream makes the next list an expired relist",
 		run: func(r *lwRig) {
 			r.inner.pages = []runtime.Object{page("20", ""), page("40", "")}
 			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
-			r.tr.synced = func() bool { return true }
+			r.is.synced = func() bool { return true }
 			_ = r.watch(false,
 				watch.Event{Type: watch.Bookmark, Object: obj("25")},
 				watch.Event{Type: watch.Modified, Object: obj("26")},

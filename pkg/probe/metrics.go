@@ -17,15 +17,16 @@ type metrics struct {
 	CanaryDeliveryLatency *prometheus.HistogramVec
 	GenerationConvergence *prometheus.HistogramVec
 
-	Relists         *prometheus.CounterVec
-	ListErrors      *prometheus.CounterVec
-	WatchStarts     *prometheus.CounterVec
-	WatchErrors     *prometheus.CounterVec
-	Regressions     *prometheus.CounterVec
-	HeadProbeErrors *prometheus.CounterVec
-	TimelineDropped *prometheus.CounterVec
-	CanaryWrites    *prometheus.CounterVec
-	CanaryLost      *prometheus.CounterVec
+	DeliveryUnbounded *prometheus.CounterVec
+	Relists           *prometheus.CounterVec
+	ListErrors        *prometheus.CounterVec
+	WatchStarts       *prometheus.CounterVec
+	WatchErrors       *prometheus.CounterVec
+	Regressions       *prometheus.CounterVec
+	HeadProbeErrors   *prometheus.CounterVec
+	TimelineDropped   *prometheus.CounterVec
+	CanaryWrites      *prometheus.CounterVec
+	CanaryLost        *prometheus.CounterVec
 }
 
 // newMetrics builds every event-driven family from the catalog.
@@ -35,6 +36,7 @@ func newMetrics() *metrics {
 		ListDuration:          newHistogramVec(catalog.ListDuration),
 		CanaryDeliveryLatency: newHistogramVec(catalog.CanaryDeliveryLatency),
 		GenerationConvergence: newHistogramVec(catalog.GenerationConvergence),
+		DeliveryUnbounded:     newCounterVec(catalog.EventDeliveryUnbounded),
 		Relists:               newCounterVec(catalog.Relists),
 		ListErrors:            newCounterVec(catalog.ListErrors),
 		WatchStarts:           newCounterVec(catalog.WatchStarts),
@@ -52,7 +54,7 @@ func newMetrics() *metrics {
 func (m *metrics) register(reg prometheus.Registerer, snaps func() []snapshot) error {
 	cs := []prometheus.Collector{
 		m.EventDeliveryLag, m.ListDuration, m.CanaryDeliveryLatency, m.GenerationConvergence,
-		m.Relists, m.ListErrors, m.WatchStarts, m.WatchErrors, m.Regressions, m.HeadProbeErrors,
+		m.DeliveryUnbounded, m.Relists, m.ListErrors, m.WatchStarts, m.WatchErrors, m.Regressions, m.HeadProbeErrors,
 		m.TimelineDropped, m.CanaryWrites, m.CanaryLost,
 		&gaugeCollector{snapshots: snaps},
 	}

@@ -129,21 +129,33 @@ type Resource struct {
 // Watch calls. Run it like any informer.
 func (m *Monitor) NewInformer(cfg *rest.Config, r Resource) (cache.SharedIndexInformer, error) {
 	t := m.track(r.GVR, r.Space)
-	if r.ObservedGenerationPath != "" {
-		return m.newConvergenceInformer(cfg, r.GVR, t, r.ObservedGenerationPath)
+	// the freshness reads go over the informer's own connection: they must
+	// reach the API server whose watch cache feeds it
+	reads, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("metadata client for %s: %w", t.name, err)
 	}
-	return m.newKeyInformer(cfg, r.GVR, t)
+	if r.ObservedGenerationPath != "" {
+		return m.newConvergenceInformer(cfg, r.GVR, t, r.ObservedGenerationPath, metadataHead(reads, r.GVR))
+	}
+	return m.newKeyInformer(reads, r.GVR, t), nil
 }
 
 // Instrument measures an informer of your own: it wraps lw, the
 // ListerWatcher of an informer of gvr, and passes the wrapped one to build,
 // which constructs the informer (e.g. cache.NewSharedIndexInformer). The
 // informer it returns is the one build made, observed by the monitor; call
-// Instrument before starting it.
+// Instrument before starting it. Several informers of one resource (one per
+// namespace, typed and metadata ones) are each measured, and the resource
+// reports the worst; a stopped informer leaves the measurement.
 func (m *Monitor) Instrument(gvr schema.GroupVersionResource, lw cache.ListerWatcher, build func(cache.ListerWatcher) cache.SharedIndexInformer) cache.SharedIndexInformer {
 	t := m.track(gvr, "")
-	inf := build(m.instrument(t, lw))
-	m.observe(t, inf)
+	ilw := m.instrument(t, lw)
+	if client, err := m.head(); err == nil && client != nil {
+		ilw.state.freshen = metadataHead(client, gvr)
+	}
+	inf := build(ilw)
+	m.observe(ilw.state, inf)
 	return inf
 }
 
@@ -156,7 +168,7 @@ func (m *Monitor) track(gvr schema.GroupVersionResource, spaceName string) *trac
 	t, ok := m.trackers[name]
 	if !ok {
 		s := m.space(spaceName)
-		t = newTracker(name, m.opts.Clock, s, m.metrics)
+		t = newTracker(name, m.opts.Clock, s, m.metrics, m.opts.ProbeInterval)
 		s.addTracker(t)
 		m.trackers[name] = t
 	}
@@ -169,12 +181,16 @@ func (m *Monitor) track(gvr schema.GroupVersionResource, spaceName string) *trac
 		m.opts.Logger.Error(err, "no head probe: its client cannot be built")
 		return t
 	}
-	t.space.addSource(headSource{resource: name, head: metadataHead(client, gvr)})
+	t.currentSpace().addSource(name, metadataHead(client, gvr))
 	return t
 }
 
-// head returns the head probe's client, built once on a connection of its own.
+// head returns the head probe's client, built once on a connection of its
+// own; nil without Options.HeadProbe.
 func (m *Monitor) head() (metadata.Interface, error) {
+	if m.opts.HeadProbe == nil {
+		return nil, nil
+	}
 	m.headOnce.Do(func() {
 		m.headClient, m.headErr = metadata.NewForConfig(ownConnection(m.opts.HeadProbe))
 	})
@@ -194,10 +210,25 @@ func (m *Monitor) space(name string) *space {
 			clock:    m.opts.Clock,
 			metrics:  m.metrics,
 			log:      m.opts.Logger.WithValues("space", name),
+			interval: m.opts.ProbeInterval,
+			split:    m.split,
 		}
 		m.spaces[name] = s
 	}
 	return s
+}
+
+// split moves resource, found to answer from another etcd than its space,
+// to an RV space of its own named after it, and returns that space.
+func (m *Monitor) split(resource string) *space {
+	m.mu.Lock()
+	own := m.space(resource)
+	t := m.trackers[resource]
+	m.mu.Unlock()
+	if t != nil {
+		t.moveTo(own)
+	}
+	return own
 }
 
 // tracked returns the tracker of a resource already watched.
@@ -212,56 +243,60 @@ func (m *Monitor) tracked(gvr schema.GroupVersionResource) (*tracker, error) {
 	return t, nil
 }
 
-// instrument wraps the ListerWatcher of t's informer so that everything it
-// lists and watches is measured by t.
-func (m *Monitor) instrument(t *tracker, lw cache.ListerWatcher) cache.ListerWatcher {
-	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), tracker: t, noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
+// instrument wraps the ListerWatcher of one more informer of t's resource
+// so that everything it lists and watches is measured.
+func (m *Monitor) instrument(t *tracker, lw cache.ListerWatcher) *listerWatcher {
+	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), state: t.newInformer(), noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
 }
 
-// observe connects an informer to its tracker: it counts the cached objects
-// and reports the informer's sync state. Call it before the informer starts.
-func (m *Monitor) observe(t *tracker, inf cache.SharedIndexInformer) {
+// observe connects an informer to its state: it counts the cached objects
+// and reports the informer's sync state and whether it stopped. Call it
+// before the informer starts.
+func (m *Monitor) observe(s *informerState, inf cache.SharedIndexInformer) {
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { t.objects.Add(1) },
-		DeleteFunc: func(any) { t.objects.Add(-1) },
+		AddFunc:    func(any) { s.objects.Add(1) },
+		DeleteFunc: func(any) { s.objects.Add(-1) },
 	})
-	t.mu.Lock()
-	t.synced = inf.HasSynced
-	t.mu.Unlock()
-	log := m.opts.Logger.WithValues("resource", t.name)
+	s.mu.Lock()
+	s.synced, s.stopped = inf.HasSynced, inf.IsStopped
+	s.mu.Unlock()
+	log := m.opts.Logger.WithValues("resource", s.t.name)
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		log.Info("list/watch failed; the informer retries with backoff", "err", err)
+		log.Error(err, "list/watch failed; the informer retries with backoff")
 	})
 }
 
-// Start probes the head of every RV space each probe interval until ctx
-// ends, and makes the Monitor a controller-runtime manager.Runnable. Spaces
+// Start probes the head of every RV space each probe interval, and makes
+// quiet resources' bookmarks prove freshness (see freshen), until ctx
+// ends; it makes the Monitor a controller-runtime manager.Runnable. Spaces
 // that gain their first head source later (informers created on demand, as
 // a controller-runtime cache does) start being probed within one interval.
-// Without Options.HeadProbe it only waits for ctx.
+// Without Options.HeadProbe only the freshness reads of informers built by
+// NewInformer run.
 func (m *Monitor) Start(ctx context.Context) error {
-	if m.opts.HeadProbe != nil {
-		if _, err := m.head(); err != nil {
-			return fmt.Errorf("head probe client: %w", err)
-		}
+	if _, err := m.head(); err != nil {
+		return fmt.Errorf("head probe client: %w", err)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	started := map[*space]bool{}
-	tick := m.opts.Clock.NewTicker(m.opts.ProbeInterval)
+	tick := m.opts.Clock.NewTicker(time.Second)
 	defer tick.Stop()
-	for {
-		for _, s := range m.probedSpaces() {
-			if started[s] {
-				continue
+	for i := 0; ; i++ {
+		if i%int(max(1, m.opts.ProbeInterval/time.Second)) == 0 {
+			for _, s := range m.probedSpaces() {
+				if started[s] {
+					continue
+				}
+				started[s] = true
+				wg.Go(func() {
+					wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
+						s.probe(ctx, m.opts.ProbeTimeout)
+					}, m.opts.ProbeInterval, 0.1, true)
+				})
 			}
-			started[s] = true
-			wg.Go(func() {
-				wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
-					s.probe(ctx, m.opts.ProbeTimeout)
-				}, m.opts.ProbeInterval, 0.1, true)
-			})
 		}
+		m.freshen(ctx, &wg)
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.Canceled) {
@@ -269,6 +304,61 @@ func (m *Monitor) Start(ctx context.Context) error {
 			}
 			return ctx.Err()
 		case <-tick.C():
+		}
+	}
+}
+
+// freshenLead is how long before a quiet informer's next bookmark its
+// freshness read is sent.
+const freshenLead = 8 * time.Second
+
+// freshen makes the next bookmark of every quiet informer prove freshness.
+// A bookmark carries the resource version of the API server's watch cache,
+// which for a resource nobody writes advances only when etcd sends a
+// progress notification (every 5s on kubeadm, every 10 minutes by etcd's
+// default). A consistent read of the resource, on the informer's own
+// connection (so it reaches the informer's API server), makes that watch
+// cache catch up with etcd first; sent shortly before the bookmark is due,
+// it makes the bookmark carry a current revision. One read per quiet
+// informer per bookmark period, none for busy ones (their events prove
+// freshness); each read is a head sample too.
+func (m *Monitor) freshen(ctx context.Context, wg *sync.WaitGroup) {
+	now := m.opts.Clock.Now()
+	m.mu.Lock()
+	trackers := make([]*tracker, 0, len(m.trackers))
+	for _, t := range m.trackers {
+		trackers = append(trackers, t)
+	}
+	m.mu.Unlock()
+	for _, t := range trackers {
+		for _, s := range t.informerList() {
+			if !s.due(now, freshenLead) {
+				continue
+			}
+			s.mu.Lock()
+			s.freshening, s.freshenedAt = true, now
+			read := s.freshen
+			s.mu.Unlock()
+			wg.Go(func() {
+				defer func() {
+					s.mu.Lock()
+					s.freshening = false
+					s.mu.Unlock()
+				}()
+				sp := t.currentSpace()
+				src, ok := sp.sourceOf(t.name)
+				if !ok {
+					src = headSource{resource: t.name, id: mixedSources}
+				}
+				rctx, cancel := context.WithTimeout(ctx, freshenLead/2)
+				sent := m.opts.Clock.Now()
+				rvs, err := read(rctx)
+				cancel()
+				if err != nil && ctx.Err() != nil {
+					return
+				}
+				sp.observe(src, rvs, err, sent, m.opts.Clock.Now())
+			})
 		}
 	}
 }
@@ -299,9 +389,11 @@ func (m *Monitor) snapshots() []snapshot {
 	m.mu.Unlock()
 	slices.SortFunc(ts, func(a, b *tracker) int { return strings.Compare(a.name, b.name) })
 	now := m.opts.Clock.Now()
-	out := make([]snapshot, len(ts))
-	for i, t := range ts {
-		out[i] = t.snapshot(now)
+	out := make([]snapshot, 0, len(ts))
+	for _, t := range ts {
+		if sn, ok := t.snapshot(now); ok {
+			out = append(out, sn)
+		}
 	}
 	return out
 }

@@ -35,10 +35,10 @@ func TestOpaqueResourceVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := mon.track(testGVR("flunders.wardle.example.com"), "aggregated")
-	inf := cache.NewSharedIndexInformer(mon.instrument(tr, cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{})),
-		&metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
-	mon.observe(tr, inf)
-	tr.space.addSource(headSource{resource: tr.name, head: func(context.Context) (string, error) { return "head-token", nil }})
+	ilw := mon.instrument(tr, cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}))
+	inf := cache.NewSharedIndexInformer(ilw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	mon.observe(ilw.state, inf)
+	tr.space.addSource(tr.name, func(context.Context) (string, error) { return "head-token", nil })
 	go inf.RunWithContext(ctx)
 	go func() { _ = mon.Start(ctx) }()
 	testenv.WaitFor(t, 30*time.Second, "sync", func() (bool, error) { return inf.HasSynced(), nil })

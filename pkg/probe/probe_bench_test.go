@@ -17,18 +17,19 @@ import (
 
 const benchHeads = 4096 // a full default timeline
 
-// benchTracker returns the tracker of a monitor whose timeline holds
-// benchHeads heads, 10 revisions apart, one probe every 5s.
-func benchTracker(b *testing.B) (*tracker, time.Time) {
+// benchInformer returns the state of an informer of a monitor whose
+// timeline holds benchHeads heads, 10 revisions apart, one probe every 5s.
+func benchInformer(b *testing.B) (*informerState, time.Time) {
 	b.Helper()
 	m := New(Options{})
 	tr := m.track(testGVR("configmaps"), "")
+	is := tr.newInformer()
 	at := m.start
 	for i := range benchHeads {
 		at = m.start.Add(time.Duration(i) * 5 * time.Second)
-		tr.space.timeline.Add(at, uint64(1000+10*i))
+		tr.space.timeline.add(at, at, uint64(1000+10*i), 0)
 	}
-	return tr, at
+	return is, at
 }
 
 // benchObjects returns n ConfigMap metadata objects with increasing RVs
@@ -51,10 +52,10 @@ func benchObjects(n int) []*metav1.PartialObjectMetadata {
 // (a goroutine hop, RV parsing, the tracker's update and the delivery-lag
 // observation) to its consumer, as the reflector reads them.
 func BenchmarkWatchEvent(b *testing.B) {
-	tr, _ := benchTracker(b)
+	is, _ := benchInformer(b)
 	objs := benchObjects(1 << 14)
 	fw := watch.NewFake()
-	iw := &instrumentedWatch{inner: fw, out: make(chan watch.Event), done: make(chan struct{}), tracker: tr}
+	iw := &instrumentedWatch{inner: fw, out: make(chan watch.Event), done: make(chan struct{}), state: is}
 	go iw.run()
 	defer iw.Stop()
 	b.ReportAllocs()
@@ -68,13 +69,13 @@ func BenchmarkWatchEvent(b *testing.B) {
 // BenchmarkObserveEvent is the tracker's share of one event, without the
 // channel hop.
 func BenchmarkObserveEvent(b *testing.B) {
-	tr, _ := benchTracker(b)
+	is, _ := benchInformer(b)
 	objs := benchObjects(1 << 14)
 	now := time.Now()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tr.observeEvent(objs[i%len(objs)], now, true)
+		is.observeEvent(objs[i%len(objs)], now, true)
 	}
 }
 
@@ -100,12 +101,12 @@ func benchQueries() []uint64 {
 // BenchmarkTimelineLookup answers the two per-event questions on a full
 // timeline.
 func BenchmarkTimelineLookup(b *testing.B) {
-	tr, _ := benchTracker(b)
-	tl, q := tr.space.timeline, benchQueries()
+	is, _ := benchInformer(b)
+	tl, q := is.t.space.timeline, benchQueries()
 	for _, lookup := range []struct {
 		name string
 		f    func(uint64) (time.Time, bool)
-	}{{"FreshAt", tl.FreshAt}, {"CommitBound", tl.CommitBound}} {
+	}{{"FreshAt", tl.freshAt}, {"CommitBound", tl.commitBound}} {
 		b.Run(lookup.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
@@ -117,13 +118,13 @@ func BenchmarkTimelineLookup(b *testing.B) {
 
 // BenchmarkTimelineAdd is one head probe's update of a full timeline.
 func BenchmarkTimelineAdd(b *testing.B) {
-	tr, last := benchTracker(b)
-	tl := tr.space.timeline
+	is, last := benchInformer(b)
+	tl := is.t.space.timeline
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		last = last.Add(5 * time.Second)
-		tl.Add(last, uint64(1000+10*(benchHeads+i)))
+		tl.add(last, last, uint64(1000+10*(benchHeads+i)), 0)
 	}
 }
 

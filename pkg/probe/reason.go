@@ -40,3 +40,9 @@ func isNetError(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne)
 }
+
+// errorReasons are the reasons reasonOf returns, in the catalog's order.
+var errorReasons = []string{
+	catalog.ReasonExpired, catalog.ReasonForbidden, catalog.ReasonUnauthorized, catalog.ReasonNotFound,
+	catalog.ReasonTimeout, catalog.ReasonUnavailable, catalog.ReasonDecode, catalog.ReasonOther,
+}

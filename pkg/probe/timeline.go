@@ -5,30 +5,41 @@ import (
 	"time"
 )
 
-// sample is a run of head probes that returned the same RV: the RV was the
-// head from first until (at least) last.
+// sample is a run of head probes that returned the same RV. Each probe is
+// a request (sent) and its response (received); the RV it returns was the
+// head at some instant between the two. So the run proves two bounds:
+// everything committed by lastSent has an RV <= rv (the last probe's
+// snapshot came after its request), and a commit of rv happened before
+// firstRecv (the first probe that saw it had its answer by then).
 type sample struct {
-	rv          uint64
-	first, last time.Duration // since the timeline's base, monotonic
+	rv        uint64
+	firstRecv time.Duration // since the timeline's base, monotonic
+	lastSent  time.Duration
+	lastRecv  time.Duration
+	source    int32 // the head source of every probe of the run, or mixedSources
 }
 
-// timeline is a bounded history of (probe time, head RV) for one RV space.
-// RVs in it never decrease: a head that goes backwards (etcd restored from a
-// backup) resets it. Consecutive probes that see the same head share one
-// entry, so a quiet cluster uses one slot however long it is quiet. When full,
-// the oldest entry is dropped and counted.
+// mixedSources marks a run seen by more than one head source.
+const mixedSources = -1
+
+// timeline is a bounded history of head samples of one RV space. RVs in it
+// never decrease: the space resets it when the head provably went backwards
+// (etcd restored from a backup). Consecutive probes that see the same head
+// share one entry, so a quiet cluster uses one slot however long it is
+// quiet. When full, the oldest entry is dropped and counted.
 //
 // It answers the two questions the signals need:
-//   - FreshAt(rv): the latest probe time at which the head was <= rv, i.e.
-//     the cache at rv provably held everything committed by then;
-//   - CommitBound(rv): the first probe time at which the head was >= rv, an
-//     upper bound of rv's commit time.
+//   - FreshAt(rv): the latest request time of a probe whose head was <= rv,
+//     i.e. the cache at rv provably held everything committed by then;
+//   - CommitBound(rv): the response time of the first probe whose head was
+//     >= rv, an upper bound of rv's commit time.
 type timeline struct {
 	mu      sync.RWMutex
 	base    time.Time
 	buf     []sample
 	start   int // index of the oldest entry in buf
 	n       int // entries in use
+	adds    uint64
 	dropped uint64
 }
 
@@ -44,23 +55,26 @@ func newTimeline(capacity int, base time.Time) *timeline {
 
 func (tl *timeline) at(i int) *sample { return &tl.buf[(tl.start+i)%len(tl.buf)] }
 
-// Add records a probe at t that returned head rv. It reports whether the head
-// went backwards, in which case the history was discarded first.
-func (tl *timeline) Add(t time.Time, rv uint64) (regressed bool) {
-	d := t.Sub(tl.base)
+// add records a probe sent at sent, answered at recv with head rv, by head
+// source source. An rv below the latest is ignored: the space decides what
+// a lower head means (a probe that started before the latest one answered,
+// a resource of another etcd, or a restore, after which it calls reset).
+func (tl *timeline) add(sent, recv time.Time, rv uint64, source int32) {
+	s, r := sent.Sub(tl.base), recv.Sub(tl.base)
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	tl.adds++
 	if tl.n > 0 {
 		last := tl.at(tl.n - 1)
 		switch {
 		case rv == last.rv:
-			if d > last.last {
-				last.last = d
+			last.lastSent, last.lastRecv = max(last.lastSent, s), max(last.lastRecv, r)
+			if last.source != source {
+				last.source = mixedSources
 			}
-			return false
+			return
 		case rv < last.rv:
-			tl.start, tl.n = 0, 0
-			regressed = true
+			return
 		}
 	}
 	if tl.n == len(tl.buf) {
@@ -68,24 +82,37 @@ func (tl *timeline) Add(t time.Time, rv uint64) (regressed bool) {
 		tl.n--
 		tl.dropped++
 	}
-	*tl.at(tl.n) = sample{rv: rv, first: d, last: d}
+	*tl.at(tl.n) = sample{rv: rv, firstRecv: r, lastSent: s, lastRecv: r, source: source}
 	tl.n++
-	return regressed
 }
 
-// Latest returns the newest head and the time it was last seen.
-func (tl *timeline) Latest() (rv uint64, at time.Time, ok bool) {
+// reset discards the history: the head went backwards.
+func (tl *timeline) reset() {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.start, tl.n = 0, 0
+}
+
+// latest returns the newest head and when a probe last answered with it.
+func (tl *timeline) latest() (rv uint64, recv time.Time, ok bool) {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	if tl.n == 0 {
 		return 0, time.Time{}, false
 	}
 	s := tl.at(tl.n - 1)
-	return s.rv, tl.base.Add(s.last), true
+	return s.rv, tl.base.Add(s.lastRecv), true
 }
 
-// FreshAt returns the latest probe time at which the head was <= rv.
-func (tl *timeline) FreshAt(rv uint64) (time.Time, bool) {
+// generation counts the samples added so far; it moves with every probe.
+func (tl *timeline) generation() uint64 {
+	tl.mu.RLock()
+	defer tl.mu.RUnlock()
+	return tl.adds
+}
+
+// freshAt returns the latest request time of a probe whose head was <= rv.
+func (tl *timeline) freshAt(rv uint64) (time.Time, bool) {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	// first index whose rv > given rv; the one before it is the answer.
@@ -93,22 +120,47 @@ func (tl *timeline) FreshAt(rv uint64) (time.Time, bool) {
 	if i == 0 {
 		return time.Time{}, false
 	}
-	return tl.base.Add(tl.at(i - 1).last), true
+	return tl.base.Add(tl.at(i - 1).lastSent), true
 }
 
-// CommitBound returns the first probe time at which the head was >= rv.
-func (tl *timeline) CommitBound(rv uint64) (time.Time, bool) {
+// commitBound returns the response time of the first probe whose head was >= rv.
+func (tl *timeline) commitBound(rv uint64) (time.Time, bool) {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	i := tl.search(func(s *sample) bool { return s.rv >= rv })
 	if i == tl.n {
 		return time.Time{}, false
 	}
-	return tl.base.Add(tl.at(i).first), true
+	return tl.base.Add(tl.at(i).firstRecv), true
 }
 
-// Dropped returns how many entries were dropped because the timeline was full.
-func (tl *timeline) Dropped() uint64 {
+// soleSourceAbove reports the one head source that saw every head above rv,
+// if one source alone did.
+func (tl *timeline) soleSourceAbove(rv uint64) (int32, bool) {
+	tl.mu.RLock()
+	defer tl.mu.RUnlock()
+	i := tl.search(func(s *sample) bool { return s.rv > rv })
+	if i == tl.n {
+		return 0, false
+	}
+	src := tl.at(i).source
+	for j := i; j < tl.n; j++ {
+		if s := tl.at(j).source; s != src || s == mixedSources {
+			return 0, false
+		}
+	}
+	return src, true
+}
+
+// truncateAbove drops every head above rv.
+func (tl *timeline) truncateAbove(rv uint64) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.n = tl.search(func(s *sample) bool { return s.rv > rv })
+}
+
+// droppedCount returns how many entries were dropped because the timeline was full.
+func (tl *timeline) droppedCount() uint64 {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	return tl.dropped

@@ -11,11 +11,10 @@ func sec(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Sec
 
 func TestTimelineFreshAtAndCommitBound(t *testing.T) {
 	tl := newTimeline(16, t0)
-	// probes every 5 s: heads 100, 100, 120, 150, 150, 200
+	// probes every 5 s, each answered 1 s after its request: heads 100,
+	// 100, 120, 150, 150, 200
 	for i, rv := range []uint64{100, 100, 120, 150, 150, 200} {
-		if tl.Add(sec(float64(5*i)), rv) {
-			t.Fatalf("unexpected regression at %d", rv)
-		}
+		tl.add(sec(float64(5*i)), sec(float64(5*i+1)), rv, 0)
 	}
 	fresh := []struct {
 		rv   uint64
@@ -23,17 +22,17 @@ func TestTimelineFreshAtAndCommitBound(t *testing.T) {
 		ok   bool
 	}{
 		{99, time.Time{}, false}, // before all history
-		{100, sec(5), true},      // the head was 100 until the second probe
+		{100, sec(5), true},      // the head was still 100 when the second probe was sent
 		{119, sec(5), true},
 		{120, sec(10), true},
 		{160, sec(20), true},
 		{200, sec(25), true},
-		{1000, sec(25), true}, // ahead of every probe: fresh as of the latest
+		{1000, sec(25), true}, // ahead of every probe: fresh as of the latest request
 	}
 	for _, c := range fresh {
-		got, ok := tl.FreshAt(c.rv)
+		got, ok := tl.freshAt(c.rv)
 		if ok != c.ok || !got.Equal(c.want) {
-			t.Errorf("FreshAt(%d) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
+			t.Errorf("freshAt(%d) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
 		}
 	}
 	bound := []struct {
@@ -41,62 +40,83 @@ func TestTimelineFreshAtAndCommitBound(t *testing.T) {
 		want time.Time
 		ok   bool
 	}{
-		{50, sec(0), true}, // committed before the first probe: bounded by it
-		{100, sec(0), true},
-		{101, sec(10), true},
-		{150, sec(15), true}, // first probe that saw 150
-		{151, sec(25), true},
+		{50, sec(1), true}, // committed before the first probe answered
+		{100, sec(1), true},
+		{101, sec(11), true},
+		{150, sec(16), true}, // the first probe that saw 150 answered at 16s
+		{151, sec(26), true},
 		{201, time.Time{}, false}, // not seen by any probe yet
 	}
 	for _, c := range bound {
-		got, ok := tl.CommitBound(c.rv)
+		got, ok := tl.commitBound(c.rv)
 		if ok != c.ok || !got.Equal(c.want) {
-			t.Errorf("CommitBound(%d) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
+			t.Errorf("commitBound(%d) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
 		}
 	}
-	if rv, at, ok := tl.Latest(); !ok || rv != 200 || !at.Equal(sec(25)) {
-		t.Errorf("Latest() = %d, %v, %v", rv, at, ok)
+	if rv, at, ok := tl.latest(); !ok || rv != 200 || !at.Equal(sec(26)) {
+		t.Errorf("latest() = %d, %v, %v", rv, at, ok)
 	}
 }
 
-func TestTimelineRegressionResets(t *testing.T) {
+func TestTimelineResetAndLowerHeads(t *testing.T) {
 	tl := newTimeline(8, t0)
-	tl.Add(sec(0), 500)
-	tl.Add(sec(5), 600)
-	if !tl.Add(sec(10), 300) {
-		t.Fatal("head 600 -> 300 not reported as a regression")
+	tl.add(sec(0), sec(0), 500, 0)
+	tl.add(sec(5), sec(5), 600, 0)
+	tl.add(sec(10), sec(10), 300, 0) // a lower head is the space's to judge: ignored here
+	if rv, _, _ := tl.latest(); rv != 600 {
+		t.Fatalf("latest %d after a lower head; want 600", rv)
 	}
-	if _, ok := tl.FreshAt(550); !ok {
-		t.Fatal("FreshAt after reset should see the new sample")
+	tl.reset()
+	tl.add(sec(10), sec(10), 300, 0)
+	if got, _ := tl.freshAt(550); !got.Equal(sec(10)) {
+		t.Errorf("freshAt(550) after reset = %v; old history leaked", got)
 	}
-	if got, _ := tl.FreshAt(550); !got.Equal(sec(10)) {
-		t.Errorf("FreshAt(550) after reset = %v; old history leaked", got)
+	if _, ok := tl.commitBound(400); ok {
+		t.Error("commitBound(400) found a sample from before the reset")
 	}
-	if _, ok := tl.CommitBound(400); ok {
-		t.Error("CommitBound(400) found a sample from before the regression")
+}
+
+func TestTimelineSources(t *testing.T) {
+	tl := newTimeline(8, t0)
+	tl.add(sec(0), sec(0), 100, 0)
+	tl.add(sec(5), sec(5), 200, 1)
+	tl.add(sec(10), sec(10), 300, 1)
+	if src, ok := tl.soleSourceAbove(150); !ok || src != 1 {
+		t.Errorf("soleSourceAbove(150) = %d, %v; want 1", src, ok)
+	}
+	if _, ok := tl.soleSourceAbove(50); ok {
+		t.Error("soleSourceAbove(50): two sources saw heads above 50")
+	}
+	tl.add(sec(15), sec(15), 300, 0) // a second source sees 300 too
+	if _, ok := tl.soleSourceAbove(250); ok {
+		t.Error("soleSourceAbove(250): the run of 300 was seen by two sources")
+	}
+	tl.truncateAbove(150)
+	if rv, _, _ := tl.latest(); rv != 100 {
+		t.Errorf("latest %d after truncateAbove(150)", rv)
 	}
 }
 
 func TestTimelineBoundedDropsOldest(t *testing.T) {
 	tl := newTimeline(4, t0)
 	for i := range 10 {
-		tl.Add(sec(float64(i)), uint64(100+i))
+		tl.add(sec(float64(i)), sec(float64(i)), uint64(100+i), 0)
 	}
-	if got := tl.Dropped(); got != 6 {
-		t.Errorf("Dropped() = %d; want 6", got)
+	if got := tl.droppedCount(); got != 6 {
+		t.Errorf("droppedCount() = %d; want 6", got)
 	}
-	if _, ok := tl.FreshAt(105); ok {
-		t.Error("FreshAt(105) found a dropped sample")
+	if _, ok := tl.freshAt(105); ok {
+		t.Error("freshAt(105) found a dropped sample")
 	}
-	if got, ok := tl.CommitBound(100); !ok || !got.Equal(sec(6)) {
-		t.Errorf("CommitBound(100) = %v, %v; want the oldest kept sample at 6s", got, ok)
+	if got, ok := tl.commitBound(100); !ok || !got.Equal(sec(6)) {
+		t.Errorf("commitBound(100) = %v, %v; want the oldest kept sample at 6s", got, ok)
 	}
 	// equal heads share one slot: a long quiet period drops nothing
 	q := newTimeline(2, t0)
 	for i := range 1000 {
-		q.Add(sec(float64(i)), 7)
+		q.add(sec(float64(i)), sec(float64(i)), 7, 0)
 	}
-	if q.Dropped() != 0 {
-		t.Errorf("quiet timeline dropped %d", q.Dropped())
+	if q.droppedCount() != 0 {
+		t.Errorf("quiet timeline dropped %d", q.droppedCount())
 	}
 }

@@ -1,8 +1,8 @@
 package probe
 
 import (
+	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,262 +12,243 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
-// tracker holds the sync state of one watched resource: the informer's RV,
-// the lag and freshness derived from its RV space's head timeline, and the
-// observers of its event-driven metrics, bound once to its `resource` label
-// so the per-event path allocates nothing.
+// tracker holds the sync state of one watched resource: its informers'
+// states (the resource reports the worst), its RV space, the canary and
+// convergence state when it has them, and the observers of its
+// event-driven metrics, bound once to its `resource` label so the per-event
+// path allocates nothing.
 type tracker struct {
 	name    string
 	clock   clock.PassiveClock
-	space   *space
 	metrics *metrics
+	probe   time.Duration // the head probe interval
 
 	deliveryLag prometheus.Observer
+	unbounded   prometheus.Counter
 	watchStarts prometheus.Counter
 	regressions prometheus.Counter
 
-	objects atomic.Int64
-
-	mu          sync.Mutex
-	informerRV  uint64 // 0: unknown
-	opaque      bool   // an RV that is not an integer was seen
-	fresh       time.Time
-	lag         uint64
-	lagKnown    bool
-	prevRV      uint64 // informer RV at the previous probe, to spot "ahead of head"
-	listed      bool   // the initial list was started (and counted)
-	expired     bool   // the latest failure was a 410: the next list is an "expired" relist
-	listStart   time.Time
-	listIsRVAny bool        // the list in progress may be served from a cache (RV != "")
-	synced      func() bool // the informer's HasSynced, once Observe connected it
-	canary      *canaryState
-	converge    *convergence
+	mu        sync.Mutex
+	space     *space
+	informers []*informerState
+	canary    *canaryState
+	converge  *convergence
 }
 
-const (
-	listKindList = iota
-	listKindWatchList
-)
-
-func newTracker(name string, clk clock.PassiveClock, s *space, m *metrics) *tracker {
+func newTracker(name string, clk clock.PassiveClock, s *space, m *metrics, probeInterval time.Duration) *tracker {
 	t := &tracker{
 		name:        name,
 		clock:       clk,
 		space:       s,
 		metrics:     m,
+		probe:       probeInterval,
 		deliveryLag: m.EventDeliveryLag.WithLabelValues(name),
+		unbounded:   m.DeliveryUnbounded.WithLabelValues(name),
 		watchStarts: m.WatchStarts.WithLabelValues(name),
 		regressions: m.Regressions.WithLabelValues(name),
 	}
 	// Create the zero-valued series the dashboards and alerts rely on, so a
-	// healthy resource shows 0 instead of no data.
+	// healthy resource shows 0 instead of no data and increase() sees the
+	// first error.
 	for _, reason := range []string{catalog.RelistInitial, catalog.RelistExpired, catalog.RelistError} {
 		m.Relists.WithLabelValues(name, reason)
+	}
+	for _, reason := range errorReasons {
+		m.ListErrors.WithLabelValues(name, reason)
+		m.WatchErrors.WithLabelValues(name, reason)
+		m.HeadProbeErrors.WithLabelValues(name, reason)
 	}
 	m.TimelineDropped.WithLabelValues(name)
 	return t
 }
 
-// observeEvent records a watch event (or, with isEvent false, a bookmark)
-// for obj, delivered now.
-func (t *tracker) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
-	rv, ok := parseRV(obj.GetResourceVersion())
-	if !ok {
-		t.markOpaque()
-		return
+// newInformer adds the state of one more informer of the resource.
+func (t *tracker) newInformer() *informerState {
+	s := newInformerState(t)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.informers = append(t.informers, s)
+	return s
+}
+
+func (t *tracker) currentSpace() *space {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.space
+}
+
+// moveTo puts the resource in another RV space.
+func (t *tracker) moveTo(s *space) {
+	t.mu.Lock()
+	old := t.space
+	t.space = s
+	informers := slices.Clone(t.informers)
+	t.mu.Unlock()
+	old.removeTracker(t)
+	s.addTracker(t)
+	for _, is := range informers {
+		is.onRegression() // its RV proved nothing in the old space
+	}
+}
+
+func (t *tracker) informerList() []*informerState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.informers)
+}
+
+// onProbe updates every informer after the space's head probe, sent at
+// sent, saw head.
+func (t *tracker) onProbe(head uint64, sent time.Time) {
+	sp, now := t.currentSpace(), t.clock.Now()
+	for _, s := range t.informerList() {
+		s.onProbe(sp, head, sent, now)
+	}
+}
+
+// onRegression is called when the space's head went backwards (etcd
+// restored from a backup): every RV remembered belongs to a lost history.
+func (t *tracker) onRegression() {
+	t.regressions.Inc()
+	for _, s := range t.informerList() {
+		s.onRegression()
 	}
 	t.mu.Lock()
-	if rv > t.informerRV {
-		t.informerRV = rv
-		t.refreshFreshLocked()
+	c := t.canary
+	t.mu.Unlock()
+	if c != nil {
+		c.reset()
 	}
+}
+
+// observeDelivery records the delivery lag of an event at rv and, for the
+// canary object, its delivery.
+func (t *tracker) observeDelivery(s *informerState, sp *space, obj metav1.Object, rv uint64, now time.Time) {
+	t.mu.Lock()
 	canary := t.canary
 	t.mu.Unlock()
-	if !isEvent {
-		return
-	}
 	if canary != nil && obj.GetName() == canary.name && obj.GetNamespace() == canary.namespace {
 		if sent, ok := canary.delivered(rv, now); ok {
-			t.confirmFresh(sent)
+			s.confirmFresh(sent, now)
 		}
 	}
-	// The first probe that saw the head at or past rv bounds the commit time
-	// from above, so now minus that probe's time is a lower bound of the lag.
-	// An event not yet seen by any probe is younger than one probe interval;
-	// without a head probe (embedded use) there is no bound at all.
-	bound, ok := t.space.timeline.CommitBound(rv)
-	switch {
-	case ok:
+	// The first probe that answered with the head at or past rv bounds the
+	// commit time from above, so now minus its answer is a lower bound of
+	// the delay. Without one, the event committed after the latest probe's
+	// request: when that probe is recent, 0 is a true lower bound; after a
+	// probe outage nothing bounds it.
+	if bound, ok := sp.timeline.commitBound(rv); ok {
 		t.deliveryLag.Observe(max(0, now.Sub(bound).Seconds()))
-	case t.space.probing():
-		t.deliveryLag.Observe(0)
-	}
-}
-
-// refreshFreshLocked moves the freshness time forward to the latest probe
-// whose head the informer RV covers. t.mu must be held.
-func (t *tracker) refreshFreshLocked() {
-	if at, ok := t.space.timeline.FreshAt(t.informerRV); ok && at.After(t.fresh) {
-		t.fresh = at
-	}
-}
-
-// confirmFresh records that the cache provably held everything committed
-// before at: a canary written at that time was delivered.
-func (t *tracker) confirmFresh(at time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if at.After(t.fresh) {
-		t.fresh = at
-	}
-}
-
-func (t *tracker) markOpaque() {
-	t.mu.Lock()
-	first := !t.opaque
-	t.opaque = true
-	t.informerRV, t.lagKnown = 0, false
-	t.mu.Unlock()
-	if first {
-		t.metrics.ListErrors.WithLabelValues(t.name, catalog.ReasonOpaqueRV).Inc()
-	}
-}
-
-// onProbe recomputes lag and freshness after the space's head probe saw head.
-func (t *tracker) onProbe(head uint64, regressed bool) {
-	if regressed {
-		t.regressions.Inc()
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if regressed {
-		// The informer's RV belongs to a history the store no longer has:
-		// it proves nothing until the informer lists again. Staleness keeps
-		// growing from the last time freshness was proven.
-		t.informerRV, t.lagKnown, t.prevRV = 0, false, 0
 		return
 	}
-	if t.opaque || t.informerRV == 0 {
-		return
-	}
-	if t.prevRV > head && !regressed {
-		// The informer held an RV before the previous probe that the head
-		// still has not reached: the resource does not live in this RV space.
-		t.metrics.HeadProbeErrors.WithLabelValues(t.name, catalog.ReasonAheadOfHead).Inc()
-	}
-	t.prevRV = t.informerRV
-	t.lag, t.lagKnown = 0, true
-	if head > t.informerRV {
-		t.lag = head - t.informerRV
-	}
-	t.refreshFreshLocked()
-}
-
-// startList is called when a List (first page) or a watch-list begins.
-func (t *tracker) startList(now time.Time, rvAny bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.listStart, t.listIsRVAny = now, rvAny
-	reason := ""
-	switch {
-	case !t.listed:
-		t.listed = true
-		reason = catalog.RelistInitial
-	case t.synced == nil || t.synced():
-		reason = catalog.RelistError
-		if t.expired {
-			reason = catalog.RelistExpired
+	if age, ok := sp.headAge(now); ok {
+		if age <= 2*t.probe {
+			t.deliveryLag.Observe(0)
+		} else {
+			t.unbounded.Inc()
 		}
-	default:
-		return // a retry of the initial list
 	}
-	t.expired = false
-	t.metrics.Relists.WithLabelValues(t.name, reason).Inc()
 }
 
-// endList is called when a List's last page or a watch-list's
-// initial-events-end bookmark arrives with the list's RV.
-func (t *tracker) endList(kind int, rvs string, now time.Time) {
+// canaryCovered records that a list at rv holds the canary object as of rv:
+// every canary write up to rv reached the cache, if not as its own event.
+func (t *tracker) canaryCovered(s *informerState, rv uint64, now time.Time) {
 	t.mu.Lock()
-	start, consistent := t.listStart, !t.listIsRVAny
-	t.mu.Unlock()
-	t.observeList(kind, catalog.ResultSuccess, now.Sub(start))
-	rv, ok := parseRV(rvs)
-	if !ok {
-		t.markOpaque()
-		return
-	}
-	t.mu.Lock()
-	if t.opaque {
-		t.mu.Unlock()
-		return
-	}
-	if rv < t.informerRV {
-		t.regressions.Inc()
-		t.prevRV = 0
-	}
-	t.informerRV = rv
-	if consistent && start.After(t.fresh) {
-		// A consistent read (RV "") holds everything committed before it began.
-		t.fresh = start
-	}
-	t.refreshFreshLocked()
 	canary := t.canary
 	t.mu.Unlock()
-	// A list at rv holds the canary object as of rv: every canary write up
-	// to rv reached the cache, if not as its own event.
-	if canary != nil {
-		if sent, ok := canary.delivered(rv, now); ok {
-			t.confirmFresh(sent)
+	if canary == nil {
+		return
+	}
+	if sent, ok := canary.delivered(rv, now); ok {
+		s.confirmFresh(sent, now)
+	}
+}
+
+// confirmFresh records a canary write sent at at and delivered (or found
+// already delivered) at now: every informer holding the canary is fresh as
+// of at.
+func (t *tracker) confirmFresh(at, now time.Time) {
+	for _, s := range t.informerList() {
+		s.confirmFresh(at, now)
+	}
+}
+
+// observeList records the duration of one List page, watch-list or head
+// probe. Its series are created on first use, not up front: a resource
+// lists rarely, and four idle histograms per resource would dominate the
+// scrape.
+func (t *tracker) observeList(kind, result string, d time.Duration) {
+	t.metrics.ListDuration.WithLabelValues(t.name, kind, result).Observe(d.Seconds())
+}
+
+// resourceState names what limits the resource's signals (the state label
+// of rvsync_resource_state).
+func resourceState(sn informerSnapshot) string {
+	switch {
+	case sn.ahead:
+		return catalog.StateAheadOfHead
+	case sn.opaque:
+		return catalog.StateOpaqueRV
+	case sn.headUnknown:
+		return catalog.StateHeadUnknown
+	}
+	return catalog.StateOK
+}
+
+// stateRank orders states from best to worst.
+var stateRank = map[string]int{catalog.StateOK: 0, catalog.StateHeadUnknown: 1, catalog.StateOpaqueRV: 2, catalog.StateAheadOfHead: 3}
+
+// snapshot returns the scrape-time state of the resource: the worst of its
+// live informers. ok is false once every informer it had has stopped (a
+// controller-runtime cache removed it).
+func (t *tracker) snapshot(now time.Time) (snapshot, bool) {
+	t.mu.Lock()
+	sp, canary, converge := t.space, t.canary, t.converge
+	informers := slices.Clone(t.informers)
+	t.mu.Unlock()
+
+	s := snapshot{Resource: t.name, Space: sp.name, Synced: true, State: catalog.StateOK}
+	live := 0
+	for _, is := range informers {
+		in := is.snapshot(sp, now)
+		if in.stopped {
+			continue
+		}
+		live++
+		s.Synced = s.Synced && in.synced
+		s.Objects = max(s.Objects, in.objects)
+		if in.rvKnown && (!s.InformerKnown || in.rv < s.InformerRV) {
+			s.InformerKnown, s.InformerRV = true, in.rv
+		}
+		if in.lagKnown && (!s.LagKnown || in.lag > s.Lag) {
+			s.LagKnown, s.Lag = true, in.lag
+		}
+		if in.stalenessKnown && (!s.StalenessKnown || in.staleness.Seconds() > s.StalenessSeconds) {
+			s.StalenessKnown, s.StalenessSeconds = true, max(0, in.staleness.Seconds())
+		}
+		if in.silenceKnown && (!s.SilenceKnown || in.silence.Seconds() > s.SilenceSeconds) {
+			s.SilenceKnown, s.SilenceSeconds = true, max(0, in.silence.Seconds())
+		}
+		s.BookmarkPeriodSeconds = max(s.BookmarkPeriodSeconds, in.bookmarkPeriod.Seconds())
+		if in.proofKnown && (!s.ProofPeriodKnown || in.proofPeriod.Seconds() > s.ProofPeriodSeconds) {
+			s.ProofPeriodKnown, s.ProofPeriodSeconds = true, in.proofPeriod.Seconds()
+		}
+		if st := resourceState(in); stateRank[st] > stateRank[s.State] {
+			s.State = st
 		}
 	}
-}
-
-// observeList records a list's duration. Its series are created on first
-// use, not up front: a resource lists rarely, and four idle histograms per
-// resource would dominate the scrape.
-func (t *tracker) observeList(kind int, result string, d time.Duration) {
-	k := catalog.KindList
-	if kind == listKindWatchList {
-		k = catalog.KindWatchList
+	if live == 0 {
+		s.Synced = false
+		if len(informers) > 0 {
+			return snapshot{}, false
+		}
 	}
-	t.metrics.ListDuration.WithLabelValues(t.name, k, result).Observe(d.Seconds())
-}
-
-// failList records a List page or watch-list that failed.
-func (t *tracker) failList(kind int, err error, now time.Time) {
-	t.mu.Lock()
-	start := t.listStart
-	t.noteFailureLocked(err)
-	t.mu.Unlock()
-	t.observeList(kind, catalog.ResultError, now.Sub(start))
-	t.metrics.ListErrors.WithLabelValues(t.name, reasonOf(err)).Inc()
-}
-
-// failWatch records a watch call that failed or an error event in a watch.
-func (t *tracker) failWatch(err error) {
-	t.mu.Lock()
-	t.noteFailureLocked(err)
-	t.mu.Unlock()
-	t.metrics.WatchErrors.WithLabelValues(t.name, reasonOf(err)).Inc()
-}
-
-func (t *tracker) noteFailureLocked(err error) {
-	if reasonOf(err) == catalog.ReasonExpired {
-		t.expired = true
-	}
-}
-
-// snapshot returns the scrape-time state of the resource.
-func (t *tracker) snapshot(now time.Time) snapshot {
-	t.mu.Lock()
-	synced, canary, converge := t.synced, t.canary, t.converge
-	opaque, informerRV, lagKnown, lag, fresh := t.opaque, t.informerRV, t.lagKnown, t.lag, t.fresh
-	t.mu.Unlock()
-
-	s := snapshot{Resource: t.name, Objects: int(t.objects.Load())}
-	if synced != nil {
-		s.Synced = synced()
+	if s.State != catalog.StateOK {
+		// what limits the signals makes them unknown, not 0 or growing
+		s.LagKnown = false
+		if s.State != catalog.StateAheadOfHead {
+			s.StalenessKnown, s.ProofPeriodKnown = false, false
+		}
 	}
 	if canary != nil {
 		s.CanaryLastDelivered = canary.lastDeliveredUnix()
@@ -275,15 +256,16 @@ func (t *tracker) snapshot(now time.Time) snapshot {
 	if converge != nil {
 		s.Convergence = converge.snapshot(now)
 	}
-	if opaque {
-		return s
+	if sp.hasSources() {
+		if head, _, ok := sp.timeline.latest(); ok {
+			s.HeadKnown, s.HeadRV = true, head
+		}
+		if age, ok := sp.headAge(now); ok {
+			s.HeadAgeKnown, s.HeadAgeSeconds = true, age.Seconds()
+		}
 	}
-	s.HeadRV, _, s.HeadKnown = t.space.timeline.Latest()
-	s.InformerKnown, s.InformerRV = informerRV != 0, informerRV
-	s.LagKnown, s.Lag = lagKnown, lag
-	if !fresh.IsZero() {
-		s.StalenessKnown = true
-		s.StalenessSeconds = max(0, now.Sub(fresh).Seconds())
+	if s.State == catalog.StateOpaqueRV {
+		s.HeadKnown, s.InformerKnown = false, false
 	}
-	return s
+	return s, true
 }

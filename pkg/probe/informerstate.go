@@ -1,0 +1,426 @@
+package probe
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// informerState is the sync state of one informer of a resource, fed by its
+// instrumented ListerWatcher. A resource may have several informers (a
+// controller-runtime cache builds one per namespace, and separate typed,
+// unstructured and metadata ones): each is measured on its own, and the
+// resource reports the worst.
+//
+// What it proves, and how:
+//   - freshness: the cache at RV r held everything committed up to the
+//     request time of the last head probe whose head was <= r; a consistent
+//     List holds everything committed before its first page was sent; a
+//     delivered canary, everything before its write;
+//   - liveness: the watch delivers an event or a bookmark at least once per
+//     bookmark period (~1 minute); a longer silence is a stall;
+//   - lag: while the watch is live, how far behind the head its own events
+//     were when delivered (so writes to other resources do not count); once
+//     silent for two bookmark periods, everything between its RV and the head
+//     may be missing.
+type informerState struct {
+	t       *tracker
+	objects atomic.Int64
+
+	mu      sync.Mutex
+	synced  func() bool // the informer's HasSynced, once observed
+	stopped func() bool // the informer's IsStopped, once observed
+	freshen headFunc    // a consistent read on the informer's own connection, or nil
+
+	rv       uint64    // highest RV observed; 0: unknown
+	rvAt     time.Time // when it was observed
+	opaque   bool      // an RV that is not an integer was seen
+	fresh    time.Time // the cache provably held everything committed by then
+	anyProof bool      // fresh moved since the informer last listed
+	ahead    int       // consecutive probes, sent after rv arrived, whose head was below rv
+	// provenBy is the RV whose mapping through the timeline last moved
+	// fresh, and freshBefore what fresh was before: a probe that finds rv
+	// ahead of the head revokes that proof (the RV was of another history).
+	provenBy    uint64
+	freshBefore time.Time
+
+	eventLag    uint64 // the largest lag of the events delivered since eventLagGen's sample
+	eventLagGen uint64
+
+	watching     bool      // a watch is open
+	lastDelivery time.Time // latest event, bookmark or list end
+	bookmarkRef  time.Time // latest bookmark, or the watch's start
+	periods      [5]time.Duration
+	nPeriods     int
+	peaks        []proofPeak // staleness just before bookmark proofs, newest last
+
+	listed       bool      // the first list was started (and counted)
+	listing      bool      // a list cycle is under way: its retries are not new relists
+	expired      bool      // the watch ended with 410: the next relist is "expired"
+	attemptStart time.Time // first page of the current list attempt
+	attemptRVAny bool      // that attempt may be served from a cache (RV != "")
+	pageStart    time.Time
+
+	freshenedAt time.Time // latest freshness read sent
+	freshening  bool
+}
+
+// proofPeak is the staleness reached right before a bookmark proved
+// freshness again: the height of a quiet resource's sawtooth.
+type proofPeak struct {
+	at   time.Time
+	peak time.Duration
+}
+
+// Bookmark and proof cadence defaults and limits.
+const (
+	defaultBookmarkPeriod = time.Minute      // kube-apiserver's watch bookmark period
+	proofMemory           = 30 * time.Minute // how long a sawtooth peak counts
+	maxPeaks              = 16
+)
+
+func newInformerState(t *tracker) *informerState { return &informerState{t: t} }
+
+// bookmarkPeriodLocked is the measured bookmark period: the median of the
+// latest intervals between bookmarks of one watch.
+func (s *informerState) bookmarkPeriodLocked() time.Duration {
+	if s.nPeriods == 0 {
+		return defaultBookmarkPeriod
+	}
+	p := slices.Clone(s.periods[:s.nPeriods])
+	slices.Sort(p)
+	return min(max(p[len(p)/2], 5*time.Second), 10*time.Minute)
+}
+
+// silentLocked reports whether the watch has been silent so long that
+// everything since its RV may be missing: two bookmark periods.
+func (s *informerState) silentLocked(now time.Time) bool {
+	return s.listed && !s.listing && !s.lastDelivery.IsZero() && now.Sub(s.lastDelivery) > 2*s.bookmarkPeriodLocked()
+}
+
+// observeEvent records a watch event (or, with isEvent false, a bookmark)
+// for obj, delivered now.
+func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
+	t := s.t
+	rv, ok := parseRV(obj.GetResourceVersion())
+	if !ok {
+		s.markOpaque()
+		return
+	}
+	sp := t.currentSpace()
+	s.mu.Lock()
+	s.lastDelivery = now
+	if !isEvent {
+		if !s.bookmarkRef.IsZero() {
+			s.periods[s.nPeriods%len(s.periods)] = now.Sub(s.bookmarkRef)
+			s.nPeriods = min(s.nPeriods+1, len(s.periods))
+		}
+		s.bookmarkRef = now
+	}
+	if rv > s.rv {
+		s.rv, s.rvAt = rv, now
+		s.refreshFreshLocked(sp, now, !isEvent)
+	}
+	if isEvent {
+		// how far behind the head this event was when delivered: the head
+		// of the latest probe answered before now is a lower bound
+		if head, _, ok := sp.timeline.latest(); ok {
+			gen := sp.timeline.generation()
+			if gen != s.eventLagGen {
+				s.eventLag, s.eventLagGen = 0, gen
+			}
+			if head > rv {
+				s.eventLag = max(s.eventLag, head-rv)
+			}
+		}
+	}
+	s.mu.Unlock()
+	if isEvent {
+		t.observeDelivery(s, sp, obj, rv, now)
+	}
+}
+
+// refreshFreshLocked moves fresh forward to the latest probe whose head the
+// informer's RV covers; a bookmark that does so closes a sawtooth.
+func (s *informerState) refreshFreshLocked(sp *space, now time.Time, bookmark bool) {
+	if s.opaque || s.rv == 0 || s.ahead >= aheadAfter {
+		return
+	}
+	if at, ok := sp.timeline.freshAt(s.rv); ok && at.After(s.fresh) {
+		s.provenBy, s.freshBefore = s.rv, s.fresh
+		s.proveLocked(at, now, bookmark)
+	}
+}
+
+// proveLocked records that the cache held everything committed by at.
+func (s *informerState) proveLocked(at, now time.Time, bookmark bool) {
+	if !at.After(s.fresh) {
+		return
+	}
+	if bookmark && s.anyProof {
+		s.peaks = append(s.peaks, proofPeak{at: now, peak: now.Sub(s.fresh)})
+		if len(s.peaks) > maxPeaks {
+			s.peaks = s.peaks[1:]
+		}
+	}
+	s.fresh, s.anyProof = at, true
+}
+
+// proofPeriodLocked is the highest sawtooth peak of the last proofMemory:
+// how stale this resource's healthy, quiet cache gets before a bookmark
+// proves it fresh again (etcd's progress-notify interval and the bookmark
+// period decide it). 0 when only events proved freshness.
+func (s *informerState) proofPeriodLocked(now time.Time) time.Duration {
+	var p time.Duration
+	for _, pk := range s.peaks {
+		if now.Sub(pk.at) <= proofMemory {
+			p = max(p, pk.peak)
+		}
+	}
+	return p
+}
+
+// confirmFresh records that the cache provably held everything committed
+// before at: a canary written then was delivered.
+func (s *informerState) confirmFresh(at, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.proveLocked(at, now, false)
+}
+
+func (s *informerState) markOpaque() {
+	s.mu.Lock()
+	first := !s.opaque
+	s.opaque = true
+	s.rv = 0
+	s.mu.Unlock()
+	if first {
+		s.t.metrics.ListErrors.WithLabelValues(s.t.name, catalog.ReasonOpaqueRV).Inc()
+	}
+}
+
+// aheadAfter is how many consecutive probes must contradict the informer's
+// RV before it counts as ahead of its space's head.
+const aheadAfter = 2
+
+// onProbe updates freshness after the space's head probe, sent at sent, saw
+// head.
+func (s *informerState) onProbe(sp *space, head uint64, sent, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opaque || s.rv == 0 {
+		return
+	}
+	switch {
+	case s.rv > head && s.rvAt.Before(sent):
+		// a probe sent after the informer saw rv must see a head >= rv in
+		// one etcd: this RV belongs to another history, and proves nothing
+		s.ahead++
+		if s.provenBy > head {
+			s.fresh, s.provenBy = s.freshBefore, 0
+		}
+	case s.rv <= head:
+		s.ahead = 0
+	}
+	s.refreshFreshLocked(sp, now, false)
+}
+
+// onRegression forgets the RV of a history the store no longer has: it
+// proves nothing until the informer lists again; staleness keeps growing
+// from the last time freshness was proven.
+func (s *informerState) onRegression() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rv, s.ahead, s.eventLag = 0, 0, 0
+}
+
+// startList is called with the first page of a List, or a watch-list.
+// Attempts within one list cycle (retries after 429, a 410 retried at RV
+// "", a watch-list falling back to List) are one relist; the cycle ends
+// when a list completes.
+func (s *informerState) startList(now time.Time, rvAny bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attemptStart, s.attemptRVAny = now, rvAny
+	if s.listing {
+		return
+	}
+	s.listing = true
+	reason := catalog.RelistInitial
+	switch {
+	case !s.listed:
+		s.listed = true
+	case s.expired:
+		reason = catalog.RelistExpired
+	default:
+		reason = catalog.RelistError
+	}
+	s.expired = false
+	s.t.metrics.Relists.WithLabelValues(s.t.name, reason).Inc()
+}
+
+// endList is called when a List's last page or a watch-list's
+// initial-events-end bookmark arrives with the list's RV.
+func (s *informerState) endList(rvs string, now time.Time) {
+	t := s.t
+	rv, ok := parseRV(rvs)
+	if !ok {
+		s.markOpaque()
+		s.mu.Lock()
+		s.listing = false
+		s.mu.Unlock()
+		return
+	}
+	sp := t.currentSpace()
+	s.mu.Lock()
+	s.listing, s.lastDelivery, s.bookmarkRef = false, now, now
+	if s.opaque {
+		s.mu.Unlock()
+		return
+	}
+	if rv < s.rv {
+		t.regressions.Inc()
+	}
+	s.rv, s.rvAt, s.ahead, s.anyProof = rv, now, 0, false
+	s.peaks = nil
+	if !s.attemptRVAny {
+		// a consistent read (RV "") holds everything committed before it began
+		s.proveLocked(s.attemptStart, now, false)
+	}
+	s.refreshFreshLocked(sp, now, false)
+	s.mu.Unlock()
+	t.canaryCovered(s, rv, now)
+}
+
+// failList records a List page or watch-list that failed.
+func (s *informerState) failList(err error) {
+	s.t.metrics.ListErrors.WithLabelValues(s.t.name, reasonOf(err)).Inc()
+}
+
+// watchStarted is called when a watch (not a watch-list) opened.
+func (s *informerState) watchStarted(now time.Time) {
+	s.t.watchStarts.Inc()
+	s.watchOpened(now)
+}
+
+// watchOpened is called when a watch, or a watch-list past its initial
+// events, streams: bookmarks are due from now on.
+func (s *informerState) watchOpened(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watching, s.bookmarkRef = true, now
+}
+
+// watchEnded is called when a watch's stream ends.
+func (s *informerState) watchEnded() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watching = false
+}
+
+// failWatch records a watch call that failed or an error event in a watch.
+func (s *informerState) failWatch(err error) {
+	reason := reasonOf(err)
+	if reason == catalog.ReasonExpired {
+		s.mu.Lock()
+		if !s.listing {
+			s.expired = true
+		}
+		s.mu.Unlock()
+	}
+	s.t.metrics.WatchErrors.WithLabelValues(s.t.name, reason).Inc()
+}
+
+// due reports whether a freshness read would make the next bookmark prove
+// freshness: a watch is open and live, a bookmark is due within lead, no
+// read since the latest bookmark, and nothing else proved freshness lately.
+func (s *informerState) due(now time.Time, lead time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.freshen == nil || s.freshening || !s.watching || s.listing || s.opaque || s.rv == 0:
+		return false
+	case s.synced != nil && !s.synced():
+		return false
+	case s.freshenedAt.After(s.bookmarkRef):
+		return false
+	case now.Sub(s.fresh) < 2*lead:
+		return false // events keep it fresh
+	}
+	return now.Sub(s.bookmarkRef) >= s.bookmarkPeriodLocked()-lead
+}
+
+// informerSnapshot is what one informer reports at a scrape.
+type informerSnapshot struct {
+	synced                   bool
+	objects                  int
+	rv                       uint64
+	rvKnown, opaque, ahead   bool
+	lag                      uint64
+	lagKnown                 bool
+	staleness                time.Duration
+	stalenessKnown           bool
+	silence, bookmarkPeriod  time.Duration
+	silenceKnown             bool
+	proofPeriod              time.Duration
+	proofKnown, headUnknown  bool
+	stopped                  bool
+}
+
+func (s *informerState) snapshot(sp *space, now time.Time) informerSnapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := informerSnapshot{objects: int(s.objects.Load()), opaque: s.opaque, bookmarkPeriod: s.bookmarkPeriodLocked()}
+	if s.synced != nil {
+		out.synced = s.synced()
+	}
+	if s.stopped != nil {
+		out.stopped = s.stopped()
+	}
+	if out.synced && !s.lastDelivery.IsZero() {
+		out.silence, out.silenceKnown = now.Sub(s.lastDelivery), true
+	}
+	if s.opaque {
+		return out
+	}
+	out.rv, out.rvKnown = s.rv, s.rv != 0
+	out.ahead = s.ahead >= aheadAfter
+	age, probed := sp.headAge(now)
+	if !sp.hasSources() || !probed {
+		return out
+	}
+	if age > sp.headUnknownAfter() {
+		out.headUnknown = true
+		return out
+	}
+	if out.ahead || s.rv == 0 {
+		// staleness grows from the last proof; lag is unknown
+		if !s.fresh.IsZero() {
+			out.staleness, out.stalenessKnown = now.Sub(s.fresh), true
+		}
+		return out
+	}
+	head, _, _ := sp.timeline.latest()
+	switch {
+	case s.silentLocked(now):
+		out.lag = 0
+		if head > s.rv {
+			out.lag = head - s.rv
+		}
+	case sp.timeline.generation()-s.eventLagGen <= 1:
+		out.lag = s.eventLag
+	}
+	out.lagKnown = true
+	if !s.fresh.IsZero() {
+		out.staleness, out.stalenessKnown = now.Sub(s.fresh), true
+	}
+	if s.anyProof {
+		out.proofPeriod, out.proofKnown = s.proofPeriodLocked(now), true
+	}
+	return out
+}

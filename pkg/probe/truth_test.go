@@ -1,0 +1,531 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// Each test here states what is true in a scripted world and fails when a
+// signal reports something else. Issue numbers name the measured lies.
+
+// idleWorld plays an idle resource in a busy cluster for dur seconds: a
+// head probe every 5s, `rate` writes per second to other resources, the
+// watch cache's RV advanced by etcd's progress notifications every
+// `progress` seconds, and a bookmark carrying it every 60s until stallAt
+// (then nothing arrives). each is called after every probe.
+func idleWorld(t *testing.T, rate uint64, progress, stallAt, dur float64, each func(w *world, s float64)) {
+	w := newWorld(t, 10_000)
+	w.probe(0)
+	w.sync(0.1)
+	cacheRV, lastProgress := w.rv, 0.0
+	for s := 5.0; s <= dur; s += 5 {
+		w.others(rate * 5)
+		w.probe(s)
+		if s-lastProgress >= progress {
+			cacheRV, lastProgress = w.rv, s
+		}
+		if math.Mod(s, 60) == 0 && s < stallAt {
+			w.deliver(s+0.5, watch.Bookmark, cacheRV)
+		}
+		each(w, s)
+	}
+}
+
+// #14: the RV lag of a healthy idle resource is 0 at 0, 100 and 1,000
+// writes/s elsewhere, on 5s and 10m progress notification; a stalled watch
+// shows the revisions it may be missing (above the SLO's 500) within two
+// bookmark periods and a probe.
+func TestRVLagOfAnIdleResourceIsZeroAtAnyWriteRate(t *testing.T) {
+	for _, rate := range []uint64{0, 100, 1000} {
+		for _, progress := range []float64{5, 600} {
+			idleWorld(t, rate, progress, math.Inf(1), 1200, func(w *world, s float64) {
+				if sn := w.snap(s + 1); sn.LagKnown && sn.Lag > 0 {
+					t.Fatalf("%d writes/s elsewhere, progress every %vs: idle resource lag %d at %vs; true lag 0", rate, progress, sn.Lag, s+1)
+				}
+			})
+		}
+	}
+	for _, rate := range []uint64{100, 1000} {
+		var bad float64
+		idleWorld(t, rate, 5, 600, 900, func(w *world, s float64) {
+			if sn := w.snap(s + 1); s > 600 && bad == 0 && sn.LagKnown && sn.Lag > 500 {
+				bad = s + 1
+			}
+		})
+		if bad == 0 || bad > 600+2*60+probeEvery.Seconds()+1 {
+			t.Errorf("%d writes/s: a watch stalled at 600s shows lag > 500 at %vs; want within two bookmark periods and a probe", rate, bad)
+		}
+	}
+}
+
+// sliStaleness is what the staleness SLI judges of a snapshot: staleness
+// above the resource's freshness proof period (the height of its healthy
+// sawtooth), unknown until that period is.
+func sliStaleness(sn snapshot) (float64, bool) {
+	return sn.StalenessSeconds - sn.ProofPeriodSeconds, sn.StalenessKnown && sn.ProofPeriodKnown
+}
+
+// #14: a healthy idle resource never has a bad staleness slice (the
+// minimum over 2 minutes of what the SLI judges, above 30s), also on etcd's
+// default 10-minute progress-notify interval; a stalled one does within a
+// bounded time.
+func TestStalenessSLIOfAnIdleResourceOnAnyProgressInterval(t *testing.T) {
+	for _, progress := range []float64{5, 600} {
+		var window []float64
+		idleWorld(t, 100, progress, math.Inf(1), 2400, func(w *world, s float64) {
+			v, ok := sliStaleness(w.snap(s + 1))
+			if !ok {
+				window = nil
+				return
+			}
+			window = append(window, v)
+			if len(window) > 24 { // 2 minutes of 5s scrapes
+				window = window[1:]
+			}
+			if s > 900 && len(window) == 24 && minOf(window) > 30 {
+				t.Fatalf("progress every %vs: a bad staleness slice at %vs (min over 2m %vs) for a healthy idle resource", progress, s+1, minOf(window))
+			}
+		})
+	}
+	// stalled at 1500s: bad slices begin within the proof period, the
+	// threshold and the slice window (the proof period is the healthy
+	// sawtooth's height: ~65s on 5s progress, ~660s on 10-minute progress)
+	for _, c := range []struct{ progress, bound float64 }{{5, 1500 + 65 + 30 + 120 + 10}, {600, 1500 + 660 + 30 + 120 + 10}} {
+		var window []float64
+		bad := 0.0
+		idleWorld(t, 100, c.progress, 1500, 3000, func(w *world, s float64) {
+			v, ok := sliStaleness(w.snap(s + 1))
+			if !ok {
+				return
+			}
+			window = append(window, v)
+			if len(window) > 24 {
+				window = window[1:]
+			}
+			if s > 1500 && bad == 0 && len(window) == 24 && minOf(window) > 30 {
+				bad = s + 1
+			}
+		})
+		t.Logf("progress every %vs: stalled at 1500s, first bad staleness slice at %vs", c.progress, bad)
+		if bad == 0 || bad > c.bound {
+			t.Errorf("progress every %vs: a watch stalled at 1500s has its first bad staleness slice at %vs; want by %vs", c.progress, bad, c.bound)
+		}
+	}
+}
+
+func minOf(xs []float64) float64 {
+	m := math.Inf(1)
+	for _, x := range xs {
+		m = min(m, x)
+	}
+	return m
+}
+
+// #15.3: a failing head probe is not a stalled watch: while events keep
+// arriving, lag and staleness are unknown, not frozen or growing.
+func TestFailingHeadProbeIsUnknownNotStalled(t *testing.T) {
+	w := newWorld(t, 100)
+	w.probe(0)
+	w.sync(0.1)
+	w.probeErr = apierrors.NewTooManyRequests("APF", 1)
+	for s := 5.0; s <= 600; s += 5 {
+		w.probe(s)
+		w.deliver(s+0.1, watch.Modified, w.write())
+	}
+	if sn := w.snap(601); sn.StalenessKnown || sn.LagKnown {
+		t.Errorf("after 600s of failed probes and an event every 5s: staleness %vs (known %v), lag %d (known %v); want both unknown",
+			sn.StalenessSeconds, sn.StalenessKnown, sn.Lag, sn.LagKnown)
+	}
+}
+
+// #15.4: a head sample bounds commits by its response, not its request: a
+// write committed while a slow probe waited, delivered 0.15s after it
+// committed, is not 2s late.
+func TestDeliveryLagIsALowerBoundWithSlowProbes(t *testing.T) {
+	w := newWorld(t, 100)
+	w.probe(0)
+	w.sync(0.1)
+	var r uint64
+	w.probeTook = 2 * time.Second
+	w.probeSaw = func() uint64 { r = w.write(); return w.rv } // committed at 11.9s, seen by the probe sent at 10s
+	w.probe(10)                                               // answers at 12s
+	w.deliver(12.05, watch.Modified, r)
+	if n, sum := histogram(t, w.tr.deliveryLag.(prometheus.Histogram)); n != 1 || sum > 0.15 {
+		t.Errorf("delivery lag %d observations summing to %vs; want 1 of at most 0.15s (commit ≤ 12s, delivered 12.05s)", n, sum)
+	}
+}
+
+// #15.5: events held through a probe outage do not count as delivered at
+// once: their delay cannot be bounded, and the signal says so.
+func TestEventsHeldThroughAProbeOutageAreNotZero(t *testing.T) {
+	w := newWorld(t, 100)
+	w.probe(0)
+	w.sync(0.1)
+	w.probeErr = errors.New("connection refused")
+	var rvs []uint64
+	for s := 1.0; s <= 100; s++ {
+		w.at(s)
+		rvs = append(rvs, w.write())
+	}
+	for s := 5.0; s <= 295; s += 5 {
+		w.probe(s)
+	}
+	for i, rv := range rvs {
+		w.deliver(300+float64(i)*0.001, watch.Modified, rv) // each held 200-299s
+	}
+	h := w.tr.deliveryLag.(prometheus.Histogram)
+	if n, sum := histogram(t, h); n > 0 && sum/float64(n) < 200 {
+		t.Errorf("%d held events recorded with mean delivery lag %vs; they were held 200-299s", n, sum/float64(n))
+	}
+	if got := testutil.ToFloat64(w.mon.metrics.DeliveryUnbounded.WithLabelValues(w.tr.name)); got != 100 {
+		t.Errorf("unbounded deliveries %v; want 100", got)
+	}
+}
+
+// #15.6: relists are counted, not list attempts.
+func TestRelistsCountedOnceNotPerAttempt(t *testing.T) {
+	throttled := apierrors.NewTooManyRequests("slow down", 1)
+	gone := apierrors.NewResourceExpired("too old resource version")
+	for _, c := range []struct {
+		name   string
+		run    func(r *lwRig)
+		reason string
+	}{{
+		name: "a relist throttled twice by 429",
+		run: func(r *lwRig) {
+			_ = r.watch(false, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(errors.New("reset")).ErrStatus})
+			r.inner.listErr = throttled
+			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
+			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
+			r.inner.listErr = nil
+			r.inner.pages = []runtime.Object{page("30", "")}
+			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
+		},
+		reason: catalog.RelistError,
+	}, {
+		name: "a 410 on the relist's List, retried at RV \"\"",
+		run: func(r *lwRig) {
+			_ = r.watch(false, watch.Event{Type: watch.Error, Object: &gone.ErrStatus})
+			r.inner.listErr = gone
+			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
+			r.inner.listErr = nil
+			r.inner.pages = []runtime.Object{page("30", "")}
+			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{})
+		},
+		reason: catalog.RelistExpired,
+	}, {
+		name: "a watch-list that falls back to List",
+		run: func(r *lwRig) {
+			_ = r.watch(false, watch.Event{Type: watch.Error, Object: &gone.ErrStatus})
+			r.inner.watchErr = apierrors.NewBadRequest("watch-list not supported")
+			_ = r.watch(true)
+			r.inner.watchErr = nil
+			r.inner.pages = []runtime.Object{page("30", "")}
+			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
+		},
+		reason: catalog.RelistExpired,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := syncedLWRig(t)
+			c.run(r)
+			for _, reason := range []string{catalog.RelistExpired, catalog.RelistError} {
+				want := 0.0
+				if reason == c.reason {
+					want = 1
+				}
+				if got := testutil.ToFloat64(r.mon.metrics.Relists.WithLabelValues("configmaps", reason)); got != want {
+					t.Errorf("relists{%s} = %v; want %v", reason, got, want)
+				}
+			}
+		})
+	}
+}
+
+// syncedLWRig is an lwRig whose informer listed once and synced.
+func syncedLWRig(t *testing.T) *lwRig {
+	r := newLWRig(t)
+	r.inner.pages = []runtime.Object{page("10", "")}
+	if _, err := r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	r.is.synced = func() bool { return true }
+	return r
+}
+
+// #15.7: a 410 during the initial sync (an expired continue token) does not
+// label a later relist, for another cause, "expired".
+func TestStaleExpiredFlagDoesNotLabelALaterRelist(t *testing.T) {
+	r := newLWRig(t)
+	r.inner.listErr = apierrors.NewResourceExpired("continue token expired")
+	_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
+	r.inner.listErr = nil
+	r.inner.pages = []runtime.Object{page("10", "")}
+	_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
+	r.is.synced = func() bool { return true }
+	_ = r.watch(false, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(errors.New("reset")).ErrStatus})
+	r.inner.pages = []runtime.Object{page("20", "")}
+	_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
+	if got := testutil.ToFloat64(r.mon.metrics.Relists.WithLabelValues("configmaps", catalog.RelistExpired)); got != 0 {
+		t.Errorf("relists{expired} = %v after a relist caused by a connection reset", got)
+	}
+}
+
+// #15.8: List latency is observed per page, as the help text says: three
+// 1s pages are three 1s observations, and a failed third page reports its
+// own second.
+func TestListLatencyPerPage(t *testing.T) {
+	r := newLWRig(t)
+	r.inner.pages = []runtime.Object{page("10", "a"), page("10", "b"), page("10", "")}
+	for _, cont := range []string{"", "a", "b"} {
+		r.inner.onList = func() { r.clock.Step(time.Second) }
+		_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{Limit: 500, Continue: cont})
+	}
+	n, sum := histogram(t, r.mon.metrics.ListDuration.WithLabelValues("configmaps", catalog.KindList, catalog.ResultSuccess).(prometheus.Histogram))
+	if n != 3 || sum != 3 {
+		t.Errorf("three 1s pages: %d observations summing to %vs; want 3 of 1s", n, sum)
+	}
+	r.inner.pages = []runtime.Object{page("20", "a")}
+	r.inner.lists = 0
+	_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{Limit: 500})
+	r.inner.listErr = apierrors.NewResourceExpired("continue token expired")
+	_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{Limit: 500, Continue: "a"})
+	if n, sum := histogram(t, r.mon.metrics.ListDuration.WithLabelValues("configmaps", catalog.KindList, catalog.ResultError).(prometheus.Histogram)); n != 1 || sum != 1 {
+		t.Errorf("a failed second page: %d error observations summing to %vs; want 1 of its own 1s", n, sum)
+	}
+}
+
+// #15.9: the error series exist at 0 from the start, so increase() counts
+// the first error and dashboards show 0 rather than no data.
+func TestErrorSeriesExistAtZero(t *testing.T) {
+	mon := New(Options{})
+	reg := prometheus.NewPedanticRegistry()
+	if err := mon.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	mon.track(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "")
+	for _, fam := range []catalog.Metric{catalog.ListErrors, catalog.WatchErrors, catalog.HeadProbeErrors} {
+		n, err := testutil.GatherAndCount(reg, fam.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < len(errorReasons) {
+			t.Errorf("%s: %d series for a new resource; want one at 0 per known reason (%d)", fam.Name, n, len(errorReasons))
+		}
+	}
+}
+
+// convergenceWorld runs a convergence informer over a fake dynamic client
+// of one resource (cluster-scoped when ns is "").
+type convergenceWorld struct {
+	t      *testing.T
+	client *dynamicfake.FakeDynamicClient
+	gvr    schema.GroupVersionResource
+	tr     *tracker
+	mon    *Monitor
+	inf    cache.SharedIndexInformer
+	stop   context.CancelFunc
+}
+
+func newConvergenceWorld(t *testing.T) *convergenceWorld {
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "WidgetList"})
+	mon := New(Options{})
+	tr := mon.track(gvr, "")
+	inf := mon.convergenceInformer(client, gvr, tr, "status.observedGeneration", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go inf.RunWithContext(ctx)
+	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+	return &convergenceWorld{t: t, client: client, gvr: gvr, tr: tr, mon: mon, inf: inf, stop: cancel}
+}
+
+func widget(ns, name, uid string, gen int64, observed *int64) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("example.com/v1")
+	u.SetKind("Widget")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetUID(types.UID(uid))
+	u.SetGeneration(gen)
+	if observed != nil {
+		_ = unstructured.SetNestedField(u.Object, *observed, "status", "observedGeneration")
+	}
+	return u
+}
+
+func (c *convergenceWorld) create(u *unstructured.Unstructured) {
+	c.t.Helper()
+	if _, err := c.client.Resource(c.gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *convergenceWorld) unconverged(want int, what string) {
+	c.t.Helper()
+	waitUntil(c.t, what, func() bool {
+		s := c.tr.converge.snapshot(time.Now())
+		return s.Unconverged == want
+	})
+}
+
+// waitUntil polls cond for up to 10s (the fake informer delivers in milliseconds).
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// #15.10: a deleted unconverged cluster-scoped object leaves the counts.
+func TestConvergenceClusterScopedDelete(t *testing.T) {
+	c := newConvergenceWorld(t)
+	c.create(widget("", "a", "uid-a", 2, new(int64(1))))
+	c.unconverged(1, "the unconverged object counted")
+	if err := c.client.Resource(c.gvr).Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.unconverged(0, "the deleted object leaves the counts")
+}
+
+// #15.11: an object recreated with a lower generation is a new object, and
+// objects that never report an observed generation are not unconverged.
+func TestConvergenceRecreatedAndUnobservable(t *testing.T) {
+	c := newConvergenceWorld(t)
+	c.create(widget("ns", "a", "uid-1", 7, new(int64(6)))) // generation 7 pending
+	c.unconverged(1, "generation 7 pending")
+	// deleted and recreated while the watch was down: the relist replaces
+	// the old object with the new one under the same key, as an update
+	old := c.inf.GetStore().List()[0]
+	recreated := generationTransformed(t, widget("ns", "a", "uid-2", 1, new(int64(1))))
+	c.tr.converge.handlers(clock.RealClock{}).OnUpdate(old, recreated)
+	c.unconverged(0, "the recreated object converged; generation 7 belonged to the deleted one")
+	c.create(widget("ns", "plain", "uid-3", 3, nil)) // no status.observedGeneration at all
+	waitUntil(t, "the object without observedGeneration seen", func() bool { return len(c.inf.GetStore().List()) == 1 })
+	if s := c.tr.converge.snapshot(time.Now()); s.Unconverged != 0 {
+		t.Errorf("an object with no observed generation counted unconverged: %+v", s)
+	}
+}
+
+func generationTransformed(t *testing.T, u *unstructured.Unstructured) *generationObject {
+	t.Helper()
+	g, err := generationTransform("status.observedGeneration")(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.(*generationObject)
+}
+
+// #15.12: with several informers for one resource, the resource's truth is
+// the worst informer: one stalled informer is not hidden by another that
+// streams, and objects are not counted twice.
+func TestSeveralInformersOfOneResource(t *testing.T) {
+	w := newWorld(t, 100)
+	w.probe(0)
+	w.sync(0.1)
+	second := &scriptedLW{pages: []runtime.Object{page("100", "")}, watcher: watch.NewFake()}
+	lw2 := w.mon.instrument(w.tr, second)
+	lw2.state.synced = func() bool { return true }
+	if _, err := lw2.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lw2.WatchWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	} // the second informer's watch stalls: nothing arrives on it
+	for s := 5.0; s <= 300; s += 5 {
+		r := w.write()
+		w.probe(s)
+		w.deliver(s+0.1, watch.Modified, r) // the first informer streams
+	}
+	sn := w.snap(301)
+	if sn.StalenessKnown && sn.StalenessSeconds < 250 {
+		t.Errorf("one of two informers stalled for 300s: resource staleness %vs; want the stalled informer's (~300s)", sn.StalenessSeconds)
+	}
+}
+
+// #15.13: a resource on another etcd left in the default space is never
+// used as the space's head source: its revisions are not a regression of
+// the other resources' head.
+func TestResourceOnAnotherEtcdIsNotAHeadSource(t *testing.T) {
+	w := newWorld(t, 5000)
+	events := schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	other := w.mon.track(events, "")
+	otherRV := uint64(300) // its own etcd's revision
+	other.space.addSource(other.name, func(context.Context) (string, error) {
+		otherRV += 3
+		return strconv.FormatUint(otherRV, 10), nil
+	})
+	w.probe(0)
+	w.sync(0.1)
+	w.probeErr = apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("rbac"))
+	w.probe(5) // configmaps refused: the space falls back to events
+	w.probeErr = nil
+	for s := 10.0; s <= 60; s += 5 {
+		w.others(50)
+		w.probe(s)
+	}
+	if got := testutil.ToFloat64(w.tr.regressions); got != 0 {
+		t.Errorf("configmaps counted %v RV regressions because events' etcd answered the head probe", got)
+	}
+}
+
+// #15.1: after an etcd restore, new canary writes (lower RVs) are not
+// "delivered" by the memory of the lost history.
+func TestCanaryAfterRestore(t *testing.T) {
+	c, h, _ := newCanaryState()
+	c.wrote(2000, sec(0))
+	c.delivered(2000, sec(0.1))
+	// etcd restored from an hour-old backup: writes now return lower RVs
+	if c.wrote(1500, sec(10)) {
+		t.Error("a write after the restore counted as delivered at once")
+	}
+	if n, _ := histogram(t, h); n != 1 {
+		t.Errorf("%d deliveries; want only the one before the restore", n)
+	}
+	if _, ok := c.delivered(1500, sec(12)); !ok {
+		t.Error("the delivery of the post-restore write was not matched")
+	}
+}
+
+// #15.2: after an etcd restore that kube-apiserver's watch cache did not
+// notice, bookmarks carrying the lost, higher history do not make the cache
+// look fresh.
+func TestOldHistoryDoesNotReseedFreshness(t *testing.T) {
+	w := newWorld(t, 2000)
+	w.probe(0)
+	w.sync(0.1)
+	w.probe(5)
+	w.rv = 1500 // restored from a backup; the API server keeps its watch cache at 2000
+	for s := 10.0; s <= 310; s += 5 {
+		w.others(1)
+		w.probe(s)
+		if math.Mod(s, 60) == 0 {
+			w.deliver(s+0.5, watch.Bookmark, 2000+uint64(s)) // the stale watch cache's progress
+		}
+	}
+	if sn := w.snap(311); sn.StalenessKnown && sn.StalenessSeconds < 290 {
+		t.Errorf("staleness %vs after 300s on a lost history; want ≥ 290s or unknown", sn.StalenessSeconds)
+	}
+}

@@ -1,0 +1,138 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// world is a scripted cluster for truth tests: one etcd whose revision the
+// test advances (writes to this resource or to others), a head probe that
+// answers with it (or fails, or takes time), and one informer of the
+// resource whose watch the test drives event by event. Everything runs on
+// a fake clock, so each signal can be compared with what is true.
+type world struct {
+	t     *testing.T
+	clock *clocktesting.FakeClock
+	mon   *Monitor
+	gvr   schema.GroupVersionResource
+	tr    *tracker
+	is    *informerState
+	rv    uint64 // etcd's revision: the head
+
+	probeErr  error         // the head probe fails with it when set
+	probeTook time.Duration // the head probe's response arrives this long after its request
+	probeSaw  func() uint64 // what the probe sees; default the revision when the request arrives
+
+	inner *scriptedLW
+	lw    cache.ListerWatcherWithContext
+	send  chan watch.Event // events of the open watch, observed before the next one is sent
+	fwd   chan struct{}
+}
+
+const probeEvery = 5 * time.Second
+
+func newWorld(t *testing.T, start uint64) *world {
+	clk := clocktesting.NewFakeClock(t0)
+	w := &world{t: t, clock: clk, rv: start}
+	w.mon = New(Options{Clock: clk, ProbeInterval: probeEvery})
+	w.gvr = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	w.tr = w.mon.track(w.gvr, "")
+	w.tr.space.addSource(w.tr.name, w.headFunc)
+	w.inner = &scriptedLW{}
+	lw := w.mon.instrument(w.tr, w.inner)
+	w.is, w.lw = lw.state, lw
+	w.is.synced = func() bool { return true }
+	return w
+}
+
+func (w *world) headFunc(context.Context) (string, error) {
+	if w.probeErr != nil {
+		return "", w.probeErr
+	}
+	saw := w.rv
+	if w.probeSaw != nil {
+		saw = w.probeSaw()
+	}
+	w.clock.Step(w.probeTook)
+	return strconv.FormatUint(saw, 10), nil
+}
+
+// at moves the clock to s seconds after t0.
+func (w *world) at(s float64) { w.clock.SetTime(sec(s)) }
+
+// probe runs one head probe at s.
+func (w *world) probe(s float64) {
+	w.at(s)
+	w.tr.currentSpace().probe(context.Background(), time.Minute)
+}
+
+// sync lists the resource consistently at s (RV ""), then opens a watch.
+func (w *world) sync(s float64) {
+	w.at(s)
+	w.inner.pages = []runtime.Object{page(strconv.FormatUint(w.rv, 10), "")}
+	w.inner.lists = 0
+	if _, err := w.lw.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
+	w.openWatch()
+}
+
+func (w *world) openWatch() {
+	w.inner.watcher = watch.NewFake()
+	iw, err := w.lw.WatchWithContext(context.Background(), metav1.ListOptions{AllowWatchBookmarks: true})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.fwd = make(chan struct{})
+	go func() {
+		for range iw.ResultChan() {
+			w.fwd <- struct{}{}
+		}
+		close(w.fwd)
+	}()
+}
+
+// deliver delivers a watch event (or bookmark) with RV rv at s.
+func (w *world) deliver(s float64, typ watch.EventType, rv uint64) {
+	w.at(s)
+	w.inner.watcher.Action(typ, obj(strconv.FormatUint(rv, 10)))
+	<-w.fwd
+}
+
+// write commits one write to this resource; it returns its RV.
+func (w *world) write() uint64 { w.rv++; return w.rv }
+
+// others commits n writes to other resources of the same etcd.
+func (w *world) others(n uint64) { w.rv += n }
+
+func (w *world) snap(s float64) snapshot {
+	w.at(s)
+	for _, sn := range w.mon.snapshots() {
+		if sn.Resource == w.tr.name {
+			return sn
+		}
+	}
+	w.t.Fatalf("no snapshot of %s", w.tr.name)
+	return snapshot{}
+}
+
+func (w *world) String() string { return fmt.Sprintf("rv %d", w.rv) }
+
+var errProbe = errors.New("probe refused")
+
+var (
+	errRefused = errors.New("connection refused")
+	errGone    = apierrors.NewResourceExpired("too old resource version")
+)
