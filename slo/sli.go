@@ -48,7 +48,7 @@ var ListKinds = promql.Re(catalog.LabelKind, catalog.KindList, catalog.KindProbe
 var slis = map[string]SLI{
 	ListLatency: {
 		Kind: EventRatio, Alert: "ListLatency", Title: "List latency",
-		Bad:           "Lists (informer pages and head probes) slower than %ss or failed",
+		Bad:          "Lists (informer pages and head probes) slower than %ss or failed",
 		Good:         catalog.ListDuration,
 		GoodMatchers: []string{ListKinds, promql.Eq(catalog.LabelResult, catalog.ResultSuccess)},
 		Totals:       []Series{{Name: catalog.ListDuration.Name + "_count", Matchers: []string{ListKinds}}},

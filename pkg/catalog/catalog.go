@@ -80,14 +80,14 @@ const (
 // HeadProbeErrors. Reasons are
 // derived from the API status reason, or from the transport error class.
 const (
-	ReasonExpired      = "expired"       // 410 Gone / Expired
-	ReasonForbidden    = "forbidden"     // 403
-	ReasonUnauthorized = "unauthorized"  // 401
-	ReasonNotFound     = "not_found"     // 404: resource removed (CRD deleted)
-	ReasonTimeout      = "timeout"       // client or server timeout
-	ReasonUnavailable  = "unavailable"   // connection refused/reset, 5xx, 429
-	ReasonDecode       = "decode"        // a response that could not be decoded
-	ReasonOpaqueRV     = "opaque_rv"     // a resource version that is not an integer
+	ReasonExpired      = "expired"      // 410 Gone / Expired
+	ReasonForbidden    = "forbidden"    // 403
+	ReasonUnauthorized = "unauthorized" // 401
+	ReasonNotFound     = "not_found"    // 404: resource removed (CRD deleted)
+	ReasonTimeout      = "timeout"      // client or server timeout
+	ReasonUnavailable  = "unavailable"  // connection refused/reset, 5xx, 429
+	ReasonDecode       = "decode"       // a response that could not be decoded
+	ReasonOpaqueRV     = "opaque_rv"    // a resource version that is not an integer
 	ReasonOther        = "other"
 )
 

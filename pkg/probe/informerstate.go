@@ -357,19 +357,19 @@ func (s *informerState) due(now time.Time, lead time.Duration) bool {
 
 // informerSnapshot is what one informer reports at a scrape.
 type informerSnapshot struct {
-	synced                   bool
-	objects                  int
-	rv                       uint64
-	rvKnown, opaque, ahead   bool
-	lag                      uint64
-	lagKnown                 bool
-	staleness                time.Duration
-	stalenessKnown           bool
-	silence, bookmarkPeriod  time.Duration
-	silenceKnown             bool
-	proofPeriod              time.Duration
-	proofKnown, headUnknown  bool
-	stopped                  bool
+	synced                  bool
+	objects                 int
+	rv                      uint64
+	rvKnown, opaque, ahead  bool
+	lag                     uint64
+	lagKnown                bool
+	staleness               time.Duration
+	stalenessKnown          bool
+	silence, bookmarkPeriod time.Duration
+	silenceKnown            bool
+	proofPeriod             time.Duration
+	proofKnown, headUnknown bool
+	stopped                 bool
 }
 
 func (s *informerState) snapshot(sp *space, now time.Time) informerSnapshot {
