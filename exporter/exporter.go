@@ -70,7 +70,10 @@ func newExporter(opts options) (*exporter, error) {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	mon := probe.New(probe.Options{ProbeInterval: opts.Config.ProbeInterval.Duration, Logger: opts.Logger, HeadProbe: opts.ProbeConfig})
+	mon := probe.New(probe.Options{
+		ProbeInterval: opts.Config.ProbeInterval.Duration, Logger: opts.Logger, HeadProbe: opts.ProbeConfig,
+		NoFreshnessReads: opts.Config.FreshnessReads != nil && !*opts.Config.FreshnessReads,
+	})
 	if err := mon.Register(reg); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}

@@ -154,6 +154,10 @@ type Config struct {
 	// TotalShards 0 or 1: no sharding.
 	Shard       int `json:"shard,omitempty"`
 	TotalShards int `json:"totalShards,omitempty"`
+	// FreshnessReads makes quiet resources' watch bookmarks prove
+	// freshness with one consistent read per resource per bookmark period
+	// (default true); see probe.Options.NoFreshnessReads.
+	FreshnessReads *bool `json:"freshnessReads,omitempty"`
 	// SecureMetrics serves /metrics over TLS and allows only scrapers whose
 	// bearer token may `get` the non-resource URL /metrics (TokenReview +
 	// SubjectAccessReview); the exporter then needs the rights of the

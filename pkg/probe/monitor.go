@@ -46,6 +46,13 @@ type Options struct {
 	// default for embedded use): RV lag and staleness are then not
 	// computed, every other signal is.
 	HeadProbe *rest.Config
+	// NoFreshnessReads turns off the freshness reads that make quiet
+	// resources' bookmarks prove freshness (see Monitor.Start): about one
+	// consistent List with limit=1 per quiet resource per minute. Without
+	// them, a quiet resource is proven fresh only as often as etcd sends
+	// progress notifications, and its staleness saws up to ten minutes on
+	// etcd's default; the staleness SLI allows for that either way.
+	NoFreshnessReads bool
 
 	// timelineCapacity bounds each RV space's head timeline (default 4096
 	// distinct heads: more than 5 h of history at one new head per 5s
@@ -296,7 +303,9 @@ func (m *Monitor) Start(ctx context.Context) error {
 				})
 			}
 		}
-		m.freshen(ctx, &wg)
+		if !m.opts.NoFreshnessReads {
+			m.freshen(ctx, &wg)
+		}
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.Canceled) {

@@ -123,15 +123,21 @@ func (tl *timeline) freshAt(rv uint64) (time.Time, bool) {
 	return tl.base.Add(tl.at(i - 1).lastSent), true
 }
 
-// commitBound returns the response time of the first probe whose head was >= rv.
-func (tl *timeline) commitBound(rv uint64) (time.Time, bool) {
+// commitBound returns the response time of the first probe whose head was
+// >= rv, and the request time of the probe before it (zero at the start of
+// the history): rv was committed between the two. A wide gap (the probes
+// were failing) leaves the commit time, and so any delay, unknown.
+func (tl *timeline) commitBound(rv uint64) (bound, after time.Time, ok bool) {
 	tl.mu.RLock()
 	defer tl.mu.RUnlock()
 	i := tl.search(func(s *sample) bool { return s.rv >= rv })
 	if i == tl.n {
-		return time.Time{}, false
+		return time.Time{}, time.Time{}, false
 	}
-	return tl.base.Add(tl.at(i).firstRecv), true
+	if i > 0 {
+		after = tl.base.Add(tl.at(i - 1).lastSent)
+	}
+	return tl.base.Add(tl.at(i).firstRecv), after, true
 }
 
 // soleSourceAbove reports the one head source that saw every head above rv,

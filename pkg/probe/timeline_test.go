@@ -48,7 +48,7 @@ func TestTimelineFreshAtAndCommitBound(t *testing.T) {
 		{201, time.Time{}, false}, // not seen by any probe yet
 	}
 	for _, c := range bound {
-		got, ok := tl.commitBound(c.rv)
+		got, _, ok := tl.commitBound(c.rv)
 		if ok != c.ok || !got.Equal(c.want) {
 			t.Errorf("commitBound(%d) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
 		}
@@ -71,7 +71,7 @@ func TestTimelineResetAndLowerHeads(t *testing.T) {
 	if got, _ := tl.freshAt(550); !got.Equal(sec(10)) {
 		t.Errorf("freshAt(550) after reset = %v; old history leaked", got)
 	}
-	if _, ok := tl.commitBound(400); ok {
+	if _, _, ok := tl.commitBound(400); ok {
 		t.Error("commitBound(400) found a sample from before the reset")
 	}
 }
@@ -108,7 +108,7 @@ func TestTimelineBoundedDropsOldest(t *testing.T) {
 	if _, ok := tl.freshAt(105); ok {
 		t.Error("freshAt(105) found a dropped sample")
 	}
-	if got, ok := tl.commitBound(100); !ok || !got.Equal(sec(6)) {
+	if got, _, ok := tl.commitBound(100); !ok || !got.Equal(sec(6)) {
 		t.Errorf("commitBound(100) = %v, %v; want the oldest kept sample at 6s", got, ok)
 	}
 	// equal heads share one slot: a long quiet period drops nothing

@@ -134,15 +134,22 @@ func (t *tracker) observeDelivery(s *informerState, sp *space, obj metav1.Object
 	}
 	// The first probe that answered with the head at or past rv bounds the
 	// commit time from above, so now minus its answer is a lower bound of
-	// the delay. Without one, the event committed after the latest probe's
-	// request: when that probe is recent, 0 is a true lower bound; after a
-	// probe outage nothing bounds it.
-	if bound, ok := sp.timeline.commitBound(rv); ok {
-		t.deliveryLag.Observe(max(0, now.Sub(bound).Seconds()))
+	// the delay, as tight as the probes were frequent. Without one, the
+	// event committed after the latest probe's request: when that probe is
+	// recent, 0 is a true lower bound. After a probe outage (no sample, or a
+	// long gap before the bounding one) the commit could lie anywhere in
+	// the outage: the delay is unknown, and counted as such, not as 0.
+	outage := 2*t.probe + 5*time.Second
+	if bound, after, ok := sp.timeline.commitBound(rv); ok {
+		if after.IsZero() || bound.Sub(after) <= outage {
+			t.deliveryLag.Observe(max(0, now.Sub(bound).Seconds()))
+		} else {
+			t.unbounded.Inc()
+		}
 		return
 	}
 	if age, ok := sp.headAge(now); ok {
-		if age <= 2*t.probe {
+		if age <= outage {
 			t.deliveryLag.Observe(0)
 		} else {
 			t.unbounded.Inc()

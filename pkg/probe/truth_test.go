@@ -529,3 +529,32 @@ func TestOldHistoryDoesNotReseedFreshness(t *testing.T) {
 		t.Errorf("staleness %vs after 300s on a lost history; want ≥ 290s or unknown", sn.StalenessSeconds)
 	}
 }
+
+// #15.5, the other order: when the probe recovers before the held events
+// arrive, the first sample after the outage bounds their commit only to
+// "somewhere in the outage": still unknown, not a delay of ~0.
+func TestEventsHeldThroughAProbeOutageWhenTheProbeRecoversFirst(t *testing.T) {
+	w := newWorld(t, 100)
+	w.probe(0)
+	w.sync(0.1)
+	w.probeErr = errors.New("connection refused")
+	var rvs []uint64
+	for s := 1.0; s <= 100; s++ {
+		w.at(s)
+		rvs = append(rvs, w.write())
+	}
+	for s := 5.0; s <= 295; s += 5 {
+		w.probe(s)
+	}
+	w.probeErr = nil
+	w.probe(300)
+	for i, rv := range rvs {
+		w.deliver(300.5+float64(i)*0.001, watch.Modified, rv)
+	}
+	if n, _ := histogram(t, w.tr.deliveryLag.(prometheus.Histogram)); n != 0 {
+		t.Errorf("%d held events recorded with a delay bounded only by the first probe after the outage", n)
+	}
+	if got := testutil.ToFloat64(w.mon.metrics.DeliveryUnbounded.WithLabelValues(w.tr.name)); got != 100 {
+		t.Errorf("unbounded deliveries %v; want 100", got)
+	}
+}
