@@ -82,7 +82,7 @@ func runExporter(t *testing.T, cfg config.Config, client *rest.Config) (url stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := testenv.StartExporterT(t, testenv.ExporterOptions{Informer: client, Config: file, Dir: t.TempDir()})
+	e := testenv.StartExporterT(t, testenv.ExporterOptions{Informer: client, Config: file, Dir: t.TempDir(), TLS: cfg.SecureMetrics})
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +66,9 @@ type ExporterOptions struct {
 	Dir string
 	// Addr is the listen address; default a free loopback port.
 	Addr string
+	// TLS says the exporter serves https (--secure-metrics): the readiness
+	// check then speaks TLS, without verifying the self-signed certificate.
+	TLS bool
 }
 
 // Exporter is a running exporter process.
@@ -138,15 +142,19 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	health := "http://" + addr + "/healthz"
+	if o.TLS {
+		health = "https://" + addr + "/healthz"
+	}
 	err = poll(ctx, "exporter /healthz", func(ctx context.Context) error {
 		if e.Exited() {
 			return errExited
 		}
-		return GetOK(ctx, "http://"+addr+"/healthz")
+		return GetOK(ctx, health)
 	})
 	if err != nil {
 		_ = e.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w; output:\n%s", err, e.Output())
+		return nil, fmt.Errorf("%w; output ends:\n%s", err, lastLines(e.Output(), 40))
 	}
 	return e, nil
 }
@@ -258,4 +266,10 @@ func ConfigResources(effective map[string]any) []string {
 		}
 	}
 	return out
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
