@@ -99,6 +99,28 @@ func (p *Processes) RestoreEtcd(ctx context.Context, snapshot string) error {
 	if err := p.APIServer.Stop(apiServerGrace); err != nil {
 		return err
 	}
+	if err := p.restoreEtcdData(ctx, snapshot); err != nil {
+		return err
+	}
+	if err := p.APIServer.Start(); err != nil {
+		return err
+	}
+	return p.waitAPIServer(ctx)
+}
+
+// RestoreEtcdUnderAPIServer restores etcd's data while kube-apiserver runs
+// on, as a careless restore does: kube-apiserver reconnects to the restored
+// etcd with its watch caches still holding the lost, newer history.
+func (p *Processes) RestoreEtcdUnderAPIServer(ctx context.Context, snapshot string) error {
+	if err := p.restoreEtcdData(ctx, snapshot); err != nil {
+		return err
+	}
+	return p.waitAPIServer(ctx)
+}
+
+// restoreEtcdData stops etcd, replaces its data directory with snapshot and
+// starts it again.
+func (p *Processes) restoreEtcdData(ctx context.Context, snapshot string) error {
 	if err := p.Etcd.Stop(etcdGrace); err != nil {
 		return err
 	}
@@ -112,13 +134,7 @@ func (p *Processes) RestoreEtcd(ctx context.Context, snapshot string) error {
 	if err := p.Etcd.Start(); err != nil {
 		return err
 	}
-	if err := p.waitEtcd(ctx); err != nil {
-		return err
-	}
-	if err := p.APIServer.Start(); err != nil {
-		return err
-	}
-	return p.waitAPIServer(ctx)
+	return p.waitEtcd(ctx)
 }
 
 // Stop stops kube-apiserver, then etcd. envtest's Stop then finds them

@@ -84,18 +84,19 @@ type canaryWrite struct {
 // delivered before it. One below them means the store's history went back
 // (etcd restored from a backup): what was seen, and the writes pending in
 // the lost history, belong to it.
-func (c *canaryState) wrote(rv uint64, sent time.Time) (delivered bool) {
+func (c *canaryState) wrote(rv uint64, sent time.Time) (delivered, historyLost bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rv < c.seenRV {
 		c.forgetLocked(rv)
+		historyLost = true
 	}
 	if rv == c.seenRV {
 		c.deliveredLocked(sent, c.seenAt)
-		return true
+		return true, historyLost
 	}
 	c.pending = append(c.pending, canaryWrite{rv: rv, sent: sent})
-	return false
+	return false, historyLost
 }
 
 // reset forgets the delivered RVs of a history the store no longer has.
@@ -259,7 +260,13 @@ func (c *Canary) beat(ctx context.Context) {
 	if !ok {
 		return // opaque RV: the tracker reports it
 	}
-	if c.state.wrote(rv, now) {
+	delivered, lost := c.state.wrote(rv, now)
+	sp := c.tracker.currentSpace()
+	if lost {
+		sp.onHistoryLost()
+	}
+	sp.onWrite(rv, now)
+	if delivered {
 		c.tracker.confirmFresh(now, c.tracker.clock.Now())
 	}
 }

@@ -37,7 +37,7 @@ func TestCanaryMatching(t *testing.T) {
 	}
 	// the watch beats the write's response: delivered before registered
 	c.delivered(120, sec(20.5))
-	if !c.wrote(120, sec(20)) {
+	if delivered, _ := c.wrote(120, sec(20)); !delivered {
 		t.Error("a write whose RV was already delivered is pending")
 	}
 	if n, sum := histogram(t, h); n != 3 || sum != 4.5 {

@@ -43,6 +43,7 @@ type informerState struct {
 	fresh    time.Time // the cache provably held everything committed by then
 	anyProof bool      // fresh moved since the informer last listed
 	ahead    int       // consecutive probes, sent after rv arrived, whose head was below rv
+	aheadW   int       // consecutive writes, sent after rv arrived, that got a lower RV than rv
 	// provenBy is the RV whose mapping through the timeline last moved
 	// fresh, and freshBefore what fresh was before: a probe that finds rv
 	// ahead of the head revokes that proof (the RV was of another history).
@@ -148,7 +149,7 @@ func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent b
 // refreshFreshLocked moves fresh forward to the latest probe whose head the
 // informer's RV covers; a bookmark that does so closes a sawtooth.
 func (s *informerState) refreshFreshLocked(sp *space, now time.Time, bookmark bool) {
-	if s.opaque || s.rv == 0 || s.ahead >= aheadAfter {
+	if s.opaque || s.rv == 0 || s.aheadLocked() {
 		return
 	}
 	if at, ok := sp.timeline.freshAt(s.rv); ok && at.After(s.fresh) {
@@ -230,13 +231,41 @@ func (s *informerState) onProbe(sp *space, head uint64, sent, now time.Time) {
 	s.refreshFreshLocked(sp, now, false)
 }
 
+// aheadLocked reports whether the informer's RV belongs to another history
+// than its space's: probes or writes sent after it arrived saw lower heads.
+func (s *informerState) aheadLocked() bool { return max(s.ahead, s.aheadW) >= aheadAfter }
+
+// onWrite checks the informer's RV against a write to the space's etcd,
+// sent at sent, that got RV rv. A write is the authoritative head: it
+// commits after it is sent, so every RV observed before then is below rv in
+// one history. Reads can be served from an API server's watch cache that
+// still holds a history etcd lost (restored from a backup while
+// kube-apiserver ran on); a write cannot. Only a write that catches up with
+// the informer's RV clears what writes found.
+func (s *informerState) onWrite(rv uint64, sent time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opaque || s.rv == 0 {
+		return
+	}
+	switch {
+	case s.rv > rv && s.rvAt.Before(sent):
+		s.aheadW++
+		if s.provenBy > rv {
+			s.fresh, s.provenBy = s.freshBefore, 0
+		}
+	case s.rv <= rv:
+		s.aheadW = 0
+	}
+}
+
 // onRegression forgets the RV of a history the store no longer has: it
 // proves nothing until the informer lists again; staleness keeps growing
 // from the last time freshness was proven.
 func (s *informerState) onRegression() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rv, s.ahead, s.eventLag = 0, 0, 0
+	s.rv, s.ahead, s.aheadW, s.eventLag = 0, 0, 0, 0
 }
 
 // startList is called with the first page of a List, or a watch-list.
@@ -286,7 +315,7 @@ func (s *informerState) endList(rvs string, now time.Time) {
 	if rv < s.rv {
 		t.regressions.Inc()
 	}
-	s.rv, s.rvAt, s.ahead, s.anyProof = rv, now, 0, false
+	s.rv, s.rvAt, s.ahead, s.aheadW, s.anyProof = rv, now, 0, 0, false
 	s.peaks = nil
 	if !s.attemptRVAny {
 		// a consistent read (RV "") holds everything committed before it began
@@ -389,7 +418,7 @@ func (s *informerState) snapshot(sp *space, now time.Time) informerSnapshot {
 		return out
 	}
 	out.rv, out.rvKnown = s.rv, s.rv != 0
-	out.ahead = s.ahead >= aheadAfter
+	out.ahead = s.aheadLocked()
 	age, probed := sp.headAge(now)
 	if !sp.hasSources() || !probed {
 		return out

@@ -75,7 +75,7 @@ type space struct {
 	nextID      int32
 	good        int       // index of the source that answered last
 	opaque      bool      // the head RV is not an integer
-	lastSent    time.Time // request time of the latest sample taken
+	lastSent    time.Time // request time of the latest head probe that answered
 	lastDropped uint64
 	suspect     *heldSample // a sample that contradicted the timeline, not yet settled
 	backoff     map[int32]backoffState
@@ -130,7 +130,10 @@ func (s *space) hasSources() bool {
 	return len(s.sources) > 0
 }
 
-// headAge returns how long ago the latest head sample was requested.
+// headAge returns how long ago the latest head probe that answered was
+// requested. Freshness reads are head samples too, but they are sparse (one
+// per quiet informer per bookmark period) and ride the informers'
+// connection: when the head probe fails, the head is unknown.
 func (s *space) headAge(now time.Time) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -157,6 +160,9 @@ func (s *space) probe(ctx context.Context, timeout time.Duration) {
 			return
 		}
 		if s.observe(src, rvs, err, start, s.clock.Now()) {
+			s.mu.Lock()
+			s.lastSent = maxTime(s.lastSent, start)
+			s.mu.Unlock()
 			return
 		}
 	}
@@ -259,7 +265,6 @@ func (s *space) record(src headSource, rvs string, sent, recv time.Time) {
 	}
 	s.timeline.add(sent, recv, rv, src.id)
 	s.mu.Lock()
-	s.lastSent = maxTime(s.lastSent, sent)
 	dropped := s.timeline.droppedCount()
 	delta := dropped - s.lastDropped
 	s.lastDropped = dropped
@@ -270,6 +275,27 @@ func (s *space) record(src headSource, rvs string, sent, recv time.Time) {
 			s.metrics.TimelineDropped.WithLabelValues(t.name).Add(float64(delta))
 		}
 		t.onProbe(rv, sent)
+	}
+}
+
+// onWrite checks every informer of the space against a write, sent at
+// sent, that committed at rv (see informerState.onWrite).
+func (s *space) onWrite(rv uint64, sent time.Time) {
+	for _, t := range s.trackerList() {
+		for _, is := range t.informerList() {
+			is.onWrite(rv, sent)
+		}
+	}
+}
+
+// onHistoryLost handles a write that landed below what the space had seen:
+// the store's history went back (etcd restored from a backup), though the
+// reads (served from a watch cache) may not show it yet.
+func (s *space) onHistoryLost() {
+	s.timeline.reset()
+	s.log.Info("a write landed below resource versions already seen: the store's history went back (etcd restored?); history reset")
+	for _, t := range s.trackerList() {
+		t.onRegression()
 	}
 }
 

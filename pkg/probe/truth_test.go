@@ -498,8 +498,8 @@ func TestCanaryAfterRestore(t *testing.T) {
 	c.wrote(2000, sec(0))
 	c.delivered(2000, sec(0.1))
 	// etcd restored from an hour-old backup: writes now return lower RVs
-	if c.wrote(1500, sec(10)) {
-		t.Error("a write after the restore counted as delivered at once")
+	if delivered, lost := c.wrote(1500, sec(10)); delivered || !lost {
+		t.Errorf("a write after the restore: delivered at once %v, history lost %v; want false, true", delivered, lost)
 	}
 	if n, _ := histogram(t, h); n != 1 {
 		t.Errorf("%d deliveries; want only the one before the restore", n)
@@ -556,5 +556,36 @@ func TestEventsHeldThroughAProbeOutageWhenTheProbeRecoversFirst(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(w.mon.metrics.DeliveryUnbounded.WithLabelValues(w.tr.name)); got != 100 {
 		t.Errorf("unbounded deliveries %v; want 100", got)
+	}
+}
+
+// #15.2, as a real kube-apiserver behaves when etcd is restored under it:
+// its watch cache keeps the lost history, so consistent reads (the head
+// probe) and bookmarks stay at the old, higher RV, while writes land in the
+// restored history at lower RVs. The writes are the authoritative head: the
+// informer's RV is ahead of it, and nothing of the lost history proves the
+// cache fresh.
+func TestStaleWatchCacheAfterARestoreIsCaughtByWrites(t *testing.T) {
+	w := newWorld(t, 2000)
+	w.probe(0)
+	w.sync(0.1)
+	w.probe(5) // fresh as of 5s
+	w.probeSaw = func() uint64 { return 2000 } // the watch cache's head, frozen in the lost history
+	w.rv = 1500                                 // etcd restored
+	sp := w.tr.currentSpace()
+	for s := 10.0; s <= 300; s += 5 {
+		w.probe(s)
+		if math.Mod(s, 60) == 0 {
+			w.deliver(s+0.5, watch.Bookmark, 2000) // bookmarks from the stale watch cache
+		}
+		w.at(s + 1)
+		sp.onWrite(w.write(), sec(s+1)) // the canary's write lands in the restored history
+	}
+	sn := w.snap(301)
+	if sn.State != catalog.StateAheadOfHead {
+		t.Errorf("state %q; want %q", sn.State, catalog.StateAheadOfHead)
+	}
+	if !sn.StalenessKnown || sn.StalenessSeconds < 290 {
+		t.Errorf("staleness %vs (known %v) after 300s on a lost history; want at least 290s", sn.StalenessSeconds, sn.StalenessKnown)
 	}
 }

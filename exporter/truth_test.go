@@ -1,0 +1,129 @@
+package exporter
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/rvsync-slo/rvsync-slo/exporter/config"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// A head probe that RBAC refuses while the informers' watches stream (the
+// probe's own credentials lost their rights, or a --probe-kubeconfig points
+// elsewhere) is not a stalled watch: lag and staleness are unknown, the
+// state says why, and the watch's silence shows it delivering.
+func TestHeadProbeRefusedWhileWatchesStream(t *testing.T) {
+	env := sharedEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := testenv.EnsureNamespace(ctx, env.Client, "refused"); err != nil {
+		t.Fatal(err)
+	}
+	refused := rest.CopyConfig(env.Config)
+	refused.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:refused:no-rights"}
+	cfg := config.Config{Resources: resources("configmaps")}
+	cfg.Canary.Enabled = new(false)
+	r := startExporter(t, cfg, env.Config, refused)
+	r.waitSynced(t, "configmaps")
+	go testenv.Churn(ctx, env.Client, "refused", 5, 2)
+
+	state := func(s string) map[string]string {
+		return map[string]string{catalog.LabelResource: "configmaps", catalog.LabelState: s}
+	}
+	m := r.waitMetric(t, time.Minute, "state head_unknown", func(m testenv.Metrics) bool {
+		v, _ := m.Value(catalog.ResourceState.Name, state(catalog.StateHeadUnknown))
+		return v == 1
+	})
+	// a minute of refused probes while events stream
+	deadline := time.Now().Add(40 * time.Second)
+	for time.Now().Before(deadline) {
+		m = r.metrics(t)
+		if v, ok := m.Value(catalog.CacheStaleness.Name, res("configmaps")); ok {
+			t.Fatalf("staleness %vs reported while every head probe is refused", v)
+		}
+		if v, ok := m.Value(catalog.ResourceVersionLag.Name, res("configmaps")); ok {
+			t.Fatalf("RV lag %v reported while every head probe is refused", v)
+		}
+		if v, _ := m.Value(catalog.ResourceState.Name, state(catalog.StateOK)); v != 0 {
+			t.Fatalf("state ok = %v while every head probe is refused", v)
+		}
+		time.Sleep(time.Second)
+	}
+	if silence, _ := m.Value(catalog.WatchSilence.Name, res("configmaps")); silence > 10 {
+		t.Errorf("watch silence %vs while events stream every half second", silence)
+	}
+	if v := m.Sum(catalog.HeadProbeErrors.Name, map[string]string{catalog.LabelResource: "configmaps", catalog.LabelReason: catalog.ReasonForbidden}); v == 0 {
+		t.Error("no forbidden head probe counted")
+	}
+}
+
+// An etcd restored from a backup while kube-apiserver runs on: the exporter
+// never reports the caches as fresh while they hold the lost, newer history.
+// Canary writes (landing in the restored, older history) are not delivered
+// at once by the memory of the lost one; the head's regression is counted;
+// an informer RV ahead of the head shows as its own state, never as fresh.
+func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{})
+	procs, err := env.Processes(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = procs.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := testenv.EnsureNamespace(ctx, env.Client, "restore"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := canaryConfig("canary-restore", 20*time.Second)
+	cfg.Resources = resources("configmaps", "namespaces")
+	r := startExporter(t, cfg, env.Config, nil)
+	r.waitSynced(t, "configmaps", "namespaces")
+	snapshot := t.TempDir() + "/etcd"
+	if err := procs.SnapshotEtcd(snapshot, false); err != nil {
+		t.Fatal(err)
+	}
+	// the history the restore loses: a few hundred revisions
+	if _, err := testenv.WriteConfigMaps(ctx, env.Client, "restore", "lost", 200); err != nil {
+		t.Fatal(err)
+	}
+	r.waitMetric(t, time.Minute, "the informer past the snapshot", func(m testenv.Metrics) bool {
+		v, _ := m.Value(catalog.CacheStaleness.Name, res("configmaps"))
+		return v < 5
+	})
+	before := r.metrics(t)
+	restoredAt := time.Now()
+	if err := procs.RestoreEtcdUnderAPIServer(ctx, snapshot); err != nil {
+		t.Fatal(err)
+	}
+	// Watch for two minutes what the exporter says, scrape by scrape: the
+	// API server's watch cache keeps serving the lost history (its reads
+	// and bookmarks stay at the old, higher RVs) while the canary's writes
+	// land in the restored one.
+	var ahead float64
+	for time.Since(restoredAt) < 2*time.Minute {
+		m := r.metrics(t)
+		since := time.Since(restoredAt).Seconds()
+		ahead, _ = m.Value(catalog.ResourceState.Name, map[string]string{catalog.LabelResource: "configmaps", catalog.LabelState: catalog.StateAheadOfHead})
+		if stale, ok := m.Value(catalog.CacheStaleness.Name, res("configmaps")); ok && stale < since-5 {
+			t.Fatalf("%.0fs after the restore: staleness %.0fs while the cache holds the lost history; want at least %.0fs", since, stale, since-5)
+		}
+		time.Sleep(5 * time.Second)
+	}
+	// the first bookmark of the lost history after the restore puts the
+	// informer's RV above the writes: ahead of its etcd's head
+	if ahead != 1 {
+		t.Errorf("state ahead_of_head = %v two minutes after the restore; want 1", ahead)
+	}
+	m := r.metrics(t)
+	if got := m.Sum(catalog.ResourceVersionRegressions.Name, res("configmaps")) - before.Sum(catalog.ResourceVersionRegressions.Name, res("configmaps")); got == 0 {
+		t.Error("no RV regression counted after the restore")
+	}
+	if got := m.Sum(catalog.CanaryLost.Name, res("configmaps")) - before.Sum(catalog.CanaryLost.Name, res("configmaps")); got == 0 {
+		t.Error("no canary write counted lost, though the watch cache never delivers the restored history's writes")
+	}
+}
