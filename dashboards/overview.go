@@ -67,7 +67,7 @@ func latency(name string, m catalog.Metric, description string, trend func(Confi
 // sloSignals maps every SLO name of the catalog to its signal.
 var sloSignals = map[string]sloSignal{
 	slo.CacheStaleness: timeSlice(slo.CacheStaleness, "Cache staleness above proof period", " above the freshness proof period",
-		"How far the informer cache trails the API server beyond its healthy sawtooth: seconds since the cache provably held everything committed, less the resource's freshness proof period (how high a quiet resource's staleness climbs before a bookmark proves it fresh again: about a minute, up to ~11 minutes with etcd's default 10-minute progress notify); 0 while within it. A stalled watch grows without bound."),
+		"How far the informer cache trails the API server beyond its healthy sawtooth: seconds since the cache provably held everything committed, less the resource's freshness proof period (how high a quiet resource's staleness climbs before a bookmark proves it fresh again: about a minute with the exporter's freshness reads, up to ~11 minutes without them on etcd's default 10-minute progress notify); 0 while within it. A stalled watch grows without bound."),
 	slo.RVLag: timeSlice(slo.RVLag, "RV lag", "",
 		"Revisions the informer cache is behind, from its own deliveries: how far behind the head its events were when delivered (0 for an idle resource, whatever the rest of the cluster writes), or head minus informer resource version once its watch has been silent for two bookmark periods."),
 	slo.CanaryDelivery: latency("Canary delivery", catalog.CanaryDeliveryLatency,
