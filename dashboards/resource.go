@@ -77,7 +77,7 @@ func (c Config) versionPanels() []cog.Builder[dashboard.Panel] {
 			"Seconds since the latest head sample of the resource's RV space was requested. Good: below a few probe intervals (5 s by default); above, the head is unknown (state head_unknown): lag and staleness are not measured, and after 10 minutes RvsyncHeadUnknown opens a ticket.",
 			catalog.HeadAge),
 		defaultTimeseries("Head RV vs informer RV",
-			"The latest resource version of the resource's RV space (head probe) and the highest one its informer has seen. The head is the revision of the whole etcd, so the gap is not lag: a busy resource's informer line follows the head, a quiet one's moves only when a bookmark brings the watch cache's catch-up with etcd (up to etcd's progress-notify interval, 10 minutes by default). Good: the informer line keeps rising with the head, never above it; absent for non-integer resource versions.",
+			"The latest resource version of the resource's RV space (head probe) and the highest one its informer has seen. The head is the revision of the whole etcd, so the gap is not lag: a busy resource's informer line follows the head, a quiet one's moves only when a bookmark brings the watch cache's catch-up with etcd (about every bookmark period with the exporter's freshness reads; without them, as often as etcd's progress notifications, every 10 minutes by default). Good: the informer line keeps rising with the head, never above it; absent for non-integer resource versions.",
 			unitNone).Decimals(0).
 			WithTarget(c.gaugeQuery(catalog.HeadResourceVersion, "head")).
 			WithTarget(c.gaugeQuery(catalog.InformerResourceVersion, "informer")),
