@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -96,12 +97,25 @@ type unitTests struct {
 			Alert  string `yaml:"alertname"`
 			Expect []any  `yaml:"exp_alerts"`
 		} `yaml:"alert_rule_test"`
+		Exprs []exprTest `yaml:"promql_expr_test"`
 	} `yaml:"tests"`
 }
 
+// exprTest is one promql_expr_test of a group.
+type exprTest struct {
+	Expr   string `yaml:"expr"`
+	Expect []any  `yaml:"exp_samples"`
+}
+
+// noneFired matches the check that no alert fired at any rule evaluation
+// of a test group: alert_rule_test looks at chosen instants only, and an
+// alert that fires and resolves between two of them would go unseen.
+var noneFired = regexp.MustCompile(`^max_over_time\(ALERTS\{alertstate="firing"\}\[[0-9a-z]+\]\)$`)
+
 // TestUnitTestsCoverEveryAlert requires, for every alert, a case where it
-// fires, and a silent check in each group of silent.test.yaml (healthy,
-// quiet resource sawtooth, short blip).
+// fires, and in each group of silent.test.yaml (healthy, quiet resource
+// sawtooth, short blip) a silent check of every alert and the check that
+// none fired in between.
 func TestUnitTestsCoverEveryAlert(t *testing.T) {
 	fires := map[string]bool{}
 	var silentGroups []string
@@ -134,6 +148,9 @@ func TestUnitTestsCoverEveryAlert(t *testing.T) {
 				if !silent[a] {
 					t.Errorf("%s, group %q: no check that %s stays silent", f, g.Name, a)
 				}
+			}
+			if !slices.ContainsFunc(g.Exprs, func(e exprTest) bool { return noneFired.MatchString(e.Expr) && len(e.Expect) == 0 }) {
+				t.Errorf("%s, group %q: no check that no alert fired at any evaluation (%s with no samples)", f, g.Name, noneFired)
 			}
 		}
 	}

@@ -199,23 +199,28 @@ func TestVariables(t *testing.T) {
 	}
 }
 
-// statThresholds returns the threshold values of the stat titled title.
-func statThresholds(t *testing.T, d map[string]any, title string) []float64 {
+// panelTitled returns the panel of d titled title.
+func panelTitled(t *testing.T, d map[string]any, title string) map[string]any {
 	t.Helper()
 	for _, p := range panels(d) {
-		if p["title"] != title {
-			continue
+		if p["title"] == title {
+			return p
 		}
-		var vs []float64
-		for _, s := range path(p, "fieldConfig", "defaults", "thresholds", "steps").([]any) {
-			if v, ok := s.(map[string]any)["value"].(float64); ok {
-				vs = append(vs, v)
-			}
-		}
-		return vs
 	}
 	t.Fatalf("no panel titled %q", title)
 	return nil
+}
+
+// statThresholds returns the threshold values of the stat titled title.
+func statThresholds(t *testing.T, d map[string]any, title string) []float64 {
+	t.Helper()
+	var vs []float64
+	for _, s := range path(panelTitled(t, d, title), "fieldConfig", "defaults", "thresholds", "steps").([]any) {
+		if v, ok := s.(map[string]any)["value"].(float64); ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
 }
 
 func TestStatThresholdsFollowSpec(t *testing.T) {
@@ -229,7 +234,7 @@ func TestStatThresholdsFollowSpec(t *testing.T) {
 	}{
 		{"default list latency", def, "List latency p95, worst", []float64{slo.DefaultListLatencyThresholdSeconds}},
 		{"default canary", def, "Canary delivery p99, worst", []float64{slo.DefaultCanaryLatencyThresholdSeconds}},
-		{"default staleness", def, "Cache staleness (min over 2m), worst", []float64{slo.DefaultStalenessThresholdSeconds}},
+		{"default staleness", def, "Cache staleness above proof period (min over 2m), worst", []float64{slo.DefaultStalenessThresholdSeconds}},
 		{"default rv lag", def, "RV lag (min over 2m), worst", []float64{slo.DefaultRVLagThresholdRevisions}},
 		{"custom list latency", custom, "List latency p95, worst", []float64{2.5}},
 	} {

@@ -23,22 +23,27 @@ type sloSignal struct {
 	title       func(c Config, o slo.SLO) string
 	description string // what it shows; the threshold is appended
 	unit        string
-	expr        func(c Config, o slo.SLO, by []string) string
+	// above says what the threshold is measured above ("" from 0), for
+	// the SLO's title.
+	above string
+	expr  func(c Config, o slo.SLO, by []string) string
 	// trend is the signal's time series; nil: expr by resource.
 	trend func(c Config, o slo.SLO) *timeseries.PanelBuilder
 }
 
-// timeSlice is the signal of a time-slice SLO: the minimum of a gauge over
-// the Spec's slice window, as the SLI judges it, worst by labels.
-func timeSlice(name string, m catalog.Metric, description string) sloSignal {
+// timeSlice is the signal of a time-slice SLO as its SLI judges it (see
+// Config.judged), worst by labels.
+func timeSlice(name, title, above, description string) sloSignal {
+	d, _ := slo.SLIOf(name)
 	return sloSignal{
 		title: func(c Config, _ slo.SLO) string {
-			return name + " (min over " + c.Spec.SliceWindow + ")"
+			return title + " (min over " + c.Spec.SliceWindow + ")"
 		},
-		description: description + " Minimised over the SLI's slice window, longer than the bookmark period, so a quiet resource's bookmark sawtooth is not shown.",
-		unit:        unitOf(m),
+		description: description + " Minimised over the SLI's slice window, longer than the bookmark period, as the SLI judges it.",
+		unit:        unitOf(d.Signal),
+		above:       above,
 		expr: func(c Config, _ slo.SLO, by []string) string {
-			return c.smoothed("max", m, by)
+			return c.judged("max", d, by)
 		},
 	}
 }
@@ -61,10 +66,10 @@ func latency(name string, m catalog.Metric, description string, trend func(Confi
 
 // sloSignals maps every SLO name of the catalog to its signal.
 var sloSignals = map[string]sloSignal{
-	slo.CacheStaleness: timeSlice("Cache staleness", catalog.CacheStaleness,
-		"How far the informer cache trails the API server: seconds since the cache provably held everything committed. A stalled watch grows without bound."),
-	slo.RVLag: timeSlice("RV lag", catalog.ResourceVersionLag,
-		"Head resource version minus informer resource version: revisions committed that the cache has not seen yet."),
+	slo.CacheStaleness: timeSlice(slo.CacheStaleness, "Cache staleness above proof period", " above the freshness proof period",
+		"How far the informer cache trails the API server beyond its healthy sawtooth: seconds since the cache provably held everything committed, less the resource's freshness proof period (how high a quiet resource's staleness climbs before a bookmark proves it fresh again: about a minute with the exporter's freshness reads, up to ~11 minutes without them on etcd's default 10-minute progress notify); 0 while within it. A stalled watch grows without bound."),
+	slo.RVLag: timeSlice(slo.RVLag, "RV lag", "",
+		"Revisions the informer cache is behind, from its own deliveries: how far behind the head its events were when delivered (0 for an idle resource, whatever the rest of the cluster writes), or head minus informer resource version once its watch has been silent for two bookmark periods."),
 	slo.CanaryDelivery: latency("Canary delivery", catalog.CanaryDeliveryLatency,
 		"Time from a canary write to its delivery by the exporter's own informer: the exact, active freshness signal.",
 		Config.canaryLatency),
@@ -126,6 +131,11 @@ func (c Config) overviewStats() []cog.Builder[dashboard.Panel] {
 			TextMode(common.BigValueTextModeValueAndName).GraphMode(common.BigValueGraphModeNone).
 			WithTarget(prometheusQuery(aggregate("sum", nil, synced), "in sync")).
 			WithTarget(prometheusQuery(aggregate("count", nil, synced), "total")),
+		defaultStat("Resources not ok",
+			"Selected resources whose state is not ok, so some of their signals are unknown: head_unknown (no head probe answered lately: no lag, no staleness), ahead_of_head (the informer holds resource versions of another history: etcd restored, or another etcd), opaque_rv (resource versions are not integers: expected for an extension API server, no RV math). The Resource detail dashboard shows which. Good: 0.",
+			unitNone, thresholds(green, step{1, orange})).
+			GraphMode(common.BigValueGraphModeNone).
+			WithTarget(prometheusQuery(aggregate("sum", nil, c.notOK()), "not ok")),
 	}
 	for _, o := range c.enabledSLOs() {
 		s := signal(o)
@@ -158,11 +168,12 @@ func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 	}
 	cols = append(cols,
 		column{name: "Synced", unit: unitNone, expr: aggregate("min", c.by(), c.series(catalog.InformerSynced, ""))},
+		column{name: "Not ok", unit: unitNone, expr: c.notOK()},
 		column{name: "Objects", unit: unitObjects, expr: aggregate("sum", c.by(), c.series(catalog.Objects, ""))},
 		column{name: "Relists/s", unit: unitOpsPerSec, expr: c.rate(catalog.Relists, "", c.by())},
 	)
 	return defaultTable("Resources, worst first",
-		"One row per selected resource with its current SLO signals, whether its informer is synced, its cached objects and its relist rate; sorted by the first column, worst first. Good: every signal below its SLO threshold, Synced 1, relists near 0.",
+		"One row per selected resource with its current SLO signals, whether its informer is synced, whether its state is not ok (1: some signals unknown, see Resources not ok), its cached objects and its relist rate; sorted by the first column, worst first. Good: every signal below its SLO threshold, Synced 1, Not ok 0, relists near 0.",
 		nil, cols...).Span(16)
 }
 
@@ -215,6 +226,11 @@ func (c Config) canaryLatency(o slo.SLO) *timeseries.PanelBuilder {
 		"Exact time from a canary heartbeat write to its delivery by the exporter's own informer, median and SLO percentile. Good: well under the threshold line (on loopback: milliseconds)."+goodBelow(o, unitSeconds),
 		unitSeconds)
 	return c.sloLimit(c.percentiles(p, catalog.CanaryDeliveryLatency, qs), o.Name)
+}
+
+// notOK is 1 for each selected resource whose state is not ok, 0 otherwise.
+func (c Config) notOK() string {
+	return aggregate("max", c.by(), c.series(catalog.ResourceState, "", promql.Neq(catalog.LabelState, catalog.StateOK)))
 }
 
 // relists shows full lists by reason.

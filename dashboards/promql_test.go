@@ -157,6 +157,49 @@ func TestEveryCatalogFamilyIsShown(t *testing.T) {
 	}
 }
 
+// TestTimeSliceSignalsAreJudgedLikeTheirSLI: the Overview shows a
+// time-slice SLO's signal as its bad-slice rule reads it, the signal less
+// its allowance, so that a quiet resource's healthy staleness sawtooth (up
+// to its freshness proof period) does not show as a breach, and the
+// threshold colours mean what the alert means.
+func TestTimeSliceSignalsAreJudgedLikeTheirSLI(t *testing.T) {
+	c := Config{}.withDefaults()
+	d := decodeAll(t, c)[FileName(uidOverview)]
+	for _, o := range c.Spec.SLOs {
+		sli, _ := slo.SLIOf(o.Name)
+		if sli.Kind != slo.TimeSlice {
+			continue
+		}
+		want := []string{sli.Signal.Name}
+		if sli.Allowance != nil {
+			want = append(want, sli.Allowance.Name)
+		}
+		title := signal(o).title(c, o) + ", worst"
+		ts := targets(panelTitled(t, d, title))
+		if len(ts) != 1 {
+			t.Fatalf("%s: %d queries, want 1", title, len(ts))
+		}
+		e, err := parse(ts[0]["expr"].(string))
+		if err != nil {
+			t.Fatalf("%s: %v", title, err)
+		}
+		var got []string
+		for _, vs := range selectors(e) {
+			got = append(got, vs.Name)
+		}
+		subtracts := false
+		parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+			if b, ok := n.(*parser.BinaryExpr); ok && b.Op == parser.SUB {
+				subtracts = true
+			}
+			return nil
+		})
+		if !slices.Equal(got, want) || subtracts != (sli.Allowance != nil) {
+			t.Errorf("%s: %s reads %v (subtracts: %v), want %v less the allowance when there is one", o.Name, ts[0]["expr"], got, subtracts, want)
+		}
+	}
+}
+
 // hasMatcher reports whether vs carries the matcher written as want.
 func hasMatcher(vs *parser.VectorSelector, want string) bool {
 	return slices.ContainsFunc(vs.LabelMatchers, func(m *labels.Matcher) bool { return m.String() == want })

@@ -118,11 +118,23 @@ func (c Config) quantile(q float64, m catalog.Metric, labels []string, extra ...
 	return fmt.Sprintf("histogram_quantile(%s, %s)", promql.Num(q), buckets)
 }
 
-// smoothed is the minimum of a gauge over the Spec's slice window, as the
-// time-slice SLIs take it, so the bookmark sawtooth of a quiet resource is
-// not shown as a breach; aggregated with op by labels.
-func (c Config) smoothed(op string, m catalog.Metric, labels []string) string {
-	return aggregate(op, labels, fmt.Sprintf("min_over_time(%s[%s])", c.series(m, ""), c.Spec.SliceWindow))
+// judged is a time-slice SLI's signal per resource as its bad-slice rule
+// reads it: the minimum of the gauge over the Spec's slice window (so a
+// quiet resource's bookmark sawtooth is not shown as a breach), less the
+// maximum of its allowance when it has one (the height of the resource's
+// healthy sawtooth), not below 0; then aggregated with op by labels. It is
+// above the SLO threshold exactly when the slice is bad.
+func (c Config) judged(op string, d slo.SLI, labels []string) string {
+	per := c.by()
+	expr := aggregate("max", per, fmt.Sprintf("min_over_time(%s[%s])", c.series(d.Signal, ""), c.Spec.SliceWindow))
+	if d.Allowance != nil {
+		allowance := aggregate("max", per, fmt.Sprintf("max_over_time(%s[%s])", c.series(*d.Allowance, ""), c.Spec.SliceWindow))
+		expr = fmt.Sprintf("clamp_min(%s - %s, 0)", expr, allowance)
+	}
+	if slices.Equal(labels, per) {
+		return expr
+	}
+	return aggregate(op, labels, expr)
 }
 
 // ruleLabels are the labels every SLO recording rule carries.

@@ -3,10 +3,15 @@
 package dashboards
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/rvsync-slo/rvsync-slo/internal/promql"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
@@ -37,8 +42,17 @@ func Resource(cfg Config) (dashboard.Dashboard, error) {
 
 // gauge is a time series of a per-resource gauge family, by resource.
 func (c Config) gauge(title, description string, m catalog.Metric) *timeseries.PanelBuilder {
-	return defaultTimeseries(title, description, unitOf(m)).
-		WithTarget(prometheusQuery(aggregate("max", c.by(), c.series(m, "")), c.legend(label(catalog.LabelResource))))
+	return defaultTimeseries(title, description, unitOf(m)).WithTarget(c.gaugeQuery(m, ""))
+}
+
+// gaugeQuery is the query of a per-resource gauge family, max by resource;
+// its legend is the resource, then what (when set).
+func (c Config) gaugeQuery(m catalog.Metric, what string) *prometheus.DataqueryBuilder {
+	legend := label(catalog.LabelResource)
+	if what != "" {
+		legend += " " + what
+	}
+	return prometheusQuery(aggregate("max", c.by(), c.series(m, "")), c.legend(legend))
 }
 
 // counter is a time series of the rate of a counter family (or of a
@@ -57,15 +71,18 @@ func (c Config) counter(title, description string, m catalog.Metric, labels ...s
 }
 
 func (c Config) versionPanels() []cog.Builder[dashboard.Panel] {
-	resource := c.legend(label(catalog.LabelResource))
 	return []cog.Builder[dashboard.Panel]{
+		c.resourceState(),
+		c.gauge("Head age",
+			"Seconds since the latest head sample of the resource's RV space was requested. Good: below a few probe intervals (5 s by default); above, the head is unknown (state head_unknown): lag and staleness are not measured, and after 10 minutes RvsyncHeadUnknown opens a ticket.",
+			catalog.HeadAge),
 		defaultTimeseries("Head RV vs informer RV",
-			"The latest resource version of the resource's RV space (head probe) and the highest one its informer has seen. Good: the informer line touches the head line at least every bookmark period (about a minute); absent for non-integer resource versions.",
+			"The latest resource version of the resource's RV space (head probe) and the highest one its informer has seen. The head is the revision of the whole etcd, so the gap is not lag: a busy resource's informer line follows the head, a quiet one's moves only when a bookmark brings the watch cache's catch-up with etcd (about every bookmark period with the exporter's freshness reads; without them, as often as etcd's progress notifications, every 10 minutes by default). Good: the informer line keeps rising with the head, never above it; absent for non-integer resource versions.",
 			unitNone).Decimals(0).
-			WithTarget(prometheusQuery(aggregate("max", c.by(), c.series(catalog.HeadResourceVersion, "")), resource+" head")).
-			WithTarget(prometheusQuery(aggregate("max", c.by(), c.series(catalog.InformerResourceVersion, "")), resource+" informer")),
+			WithTarget(c.gaugeQuery(catalog.HeadResourceVersion, "head")).
+			WithTarget(c.gaugeQuery(catalog.InformerResourceVersion, "informer")),
 		c.sloLimit(c.gauge("RV lag",
-			"Head resource version minus informer resource version at each probe, unsmoothed: a quiet resource climbs until the next bookmark. Good: back to near 0 at least once a minute; the line is the RV-lag SLO threshold, judged on the minimum over a window.",
+			"Revisions the informer cache is behind, from its own deliveries, unsmoothed: while the watch is live, how far behind the head its latest events were when delivered (0 for an idle resource, whatever the rest of the cluster writes); once the watch has been silent for two bookmark periods, head minus informer resource version. Absent while the state is not ok. Good: near 0; the line is the RV-lag SLO threshold, judged on the minimum over a window.",
 			catalog.ResourceVersionLag), slo.RVLag),
 		c.regressions(),
 		c.counter("Head timeline samples dropped",
@@ -74,13 +91,31 @@ func (c Config) versionPanels() []cog.Builder[dashboard.Panel] {
 	}
 }
 
+// resourceState shows the state that limits each resource's signals over
+// time, with the RV space the resource is probed in.
+func (c Config) resourceState() cog.Builder[dashboard.Panel] {
+	current := aggregate("max", c.by(catalog.LabelState), c.series(catalog.ResourceState, "")) + " == 1"
+	space := aggregate("max", c.by(catalog.LabelSpace), c.series(catalog.ResourceInfo, ""))
+	expr := fmt.Sprintf("(%s) * on (%s) group_left (%s) %s", current, strings.Join(c.by(), ", "), catalog.LabelSpace, space)
+	return defaultTimeseries("Resource state",
+		"The state that limits the resource's signals (a line at 1 while it holds), with the RV space (the etcd) the resource is probed in. Good: ok all the time. head_unknown: no head probe answered lately, so lag and staleness are unknown; ahead_of_head: the informer holds resource versions ahead of the head, from another history (etcd restored while the API server kept its watch cache) or another etcd (give the resource its own space); opaque_rv: resource versions are not integers (an extension API server), no RV math.",
+		unitNone).Decimals(0).
+		WithTarget(prometheusQuery(expr, c.legend(label(catalog.LabelResource)+" "+label(catalog.LabelState)+" (space "+label(catalog.LabelSpace)+")")))
+}
+
 func (c Config) freshnessPanels() []cog.Builder[dashboard.Panel] {
 	canary := c.sloOf(slo.CanaryDelivery)
+	staleness := c.sloOf(slo.CacheStaleness).Threshold
 	event := "Lower bound of the time from commit to delivery of each watch event (resolution: the probe interval). Quiet resources have no samples. Good: mostly in the lowest buckets, rarely above 30 s."
 	return []cog.Builder[dashboard.Panel]{
-		c.sloLimit(c.gauge("Cache staleness",
-			"Seconds since the informer cache provably held everything committed, unsmoothed: a quiet resource shows a sawtooth up to the bookmark period, a stalled watch grows without bound. Good: falls back to near 0 at least once per bookmark period (about a minute); the line is the staleness SLO threshold, judged on the minimum over a window.",
-			catalog.CacheStaleness), slo.CacheStaleness),
+		c.gauge("Cache staleness and freshness proof period",
+			fmt.Sprintf("Seconds since the informer cache provably held everything committed, unsmoothed, and the resource's freshness proof period: the highest staleness its healthy, quiet cache reached before a bookmark proved it fresh again (last 30 minutes). A busy resource stays near 0; a quiet one saws up to its proof period (about a minute with the exporter's freshness reads, up to ~11 minutes without them on etcd's default 10-minute progress notify); a stalled watch grows without bound. Good: staleness falls back below its proof period line; the staleness SLO counts a %s slice bad when even its minimum is more than %s s above the proof period.", c.Spec.SliceWindow, promql.Num(staleness)),
+			catalog.CacheStaleness).
+			WithTarget(c.gaugeQuery(catalog.FreshnessProofPeriod, "proof period")),
+		c.gauge("Watch silence vs bookmark period",
+			fmt.Sprintf("Seconds since the informer's watch last delivered anything (an event, a bookmark or the end of a list), and its measured bookmark period. A live watch brings a bookmark every period whatever etcd's progress-notify interval, so a quiet resource's silence saws from 0 up to the period. Good: silence below the bookmark period line; RvsyncWatchStalled pages when it stays above three periods (and %s s) for %s.", promql.Num(c.Spec.Symptoms.StalledAfterSeconds), c.Spec.Symptoms.StalledFor),
+			catalog.WatchSilence).
+			WithTarget(c.gaugeQuery(catalog.WatchBookmarkPeriod, "bookmark period")),
 		defaultTimeseries("Time since last canary delivery",
 			"Seconds since the exporter's informer last delivered a canary heartbeat. Good: below the canary period plus delivery latency (about 10 s); growing means writes or deliveries stopped.",
 			unitSeconds).
@@ -89,9 +124,12 @@ func (c Config) freshnessPanels() []cog.Builder[dashboard.Panel] {
 			c.rate(catalog.EventDeliveryLag, "_bucket", []string{"le"})),
 		c.percentiles(defaultTimeseries("Event delivery lag p50 / p99", event, unitSeconds),
 			catalog.EventDeliveryLag, []float64{0.5, 0.99}),
+		c.counter("Events with unknown delivery lag",
+			"Watch events per second whose commit time no head probe bounded because the probes were failing: their delivery lag is unknown, not 0, and they are left out of the delivery-lag histogram. Good: 0; otherwise see the head probe errors.",
+			catalog.EventDeliveryUnbounded),
 		c.canaryLatency(canary),
 		c.counter("Canary writes by result",
-			"Canary heartbeat writes per second by result. Good: steady at the canary rate (one per 10 s by default), no errors.",
+			"Canary heartbeat writes per second by result, and canaries lost (not delivered within the canary deadline). The canary SLO judges a write once it is delivered or lost; failed writes are not judged (RvsyncCanaryWriteErrors). Good: steady at the canary rate (one per 10 s by default), no errors, none lost.",
 			catalog.CanaryWrites, catalog.LabelResult).
 			WithTarget(prometheusQuery(c.rate(catalog.CanaryLost, "", c.by()), c.legend(label(catalog.LabelResource)+" lost"))),
 	}
@@ -126,6 +164,9 @@ func (c Config) listWatchPanels() []cog.Builder[dashboard.Panel] {
 func (c Config) convergencePanels() []cog.Builder[dashboard.Panel] {
 	return []cog.Builder[dashboard.Panel]{
 		c.unconverged(),
+		c.gauge("Unobservable objects",
+			"Objects of a convergence-tracked resource that report no observed generation at the configured path, so they are left out of the convergence signals. Good: 0; otherwise the resource's observedGenerationPath is wrong, or its controller never reports what it acted on (turn convergence off for it).",
+			catalog.UnobservableObjects),
 		c.gauge("Oldest unconverged generation",
 			"Age of the oldest generation not yet observed by the object's controller. Good: 0, or shorter than a controller's normal reconcile time.",
 			catalog.OldestUnconverged),
