@@ -28,11 +28,17 @@ type SLI struct {
 	Totals       []Series
 
 	// Time slice: a slice is bad when the minimum of Signal over the slice
-	// window, less the maximum of Allowance (when set) over it, is above
-	// the threshold.
+	// window, less the maximum of Allowance (when set) over AllowanceMemory,
+	// is above the threshold.
 	Signal    catalog.Metric
 	Allowance *catalog.Metric
 }
+
+// AllowanceMemory is how far back a time-slice SLI's allowance is taken:
+// the exporter's own memory of freshness-proof peaks, so the allowance
+// survives what the exporter forgets (a relist, a new pod: max by cluster
+// and resource takes the previous pod's series too).
+const AllowanceMemory = "30m"
 
 // Series is a raw series with label matchers.
 type Series struct {
@@ -116,7 +122,7 @@ func (s Spec) BadSlice(o SLO) string {
 	d := slis[o.Name]
 	signal := fmt.Sprintf("max %s (min_over_time(%s[%s]))", s.By(), s.Series(d.Signal.Name), s.SliceWindow)
 	if d.Allowance != nil {
-		signal += fmt.Sprintf(" - max %s (max_over_time(%s[%s]))", s.By(), s.Series(d.Allowance.Name), s.SliceWindow)
+		signal += fmt.Sprintf(" - max %s (max_over_time(%s[%s]))", s.By(), s.Series(d.Allowance.Name), AllowanceMemory)
 	}
 	return fmt.Sprintf("(%s) > bool %s", signal, promql.Num(o.Threshold))
 }

@@ -315,8 +315,9 @@ func (s *informerState) endList(rvs string, now time.Time) {
 	if rv < s.rv {
 		t.regressions.Inc()
 	}
+	// the sawtooth's height is the API server's cadence, not the list's:
+	// its peaks survive a relist
 	s.rv, s.rvAt, s.ahead, s.aheadW, s.anyProof = rv, now, 0, 0, false
-	s.peaks = nil
 	if !s.attemptRVAny {
 		// a consistent read (RV "") holds everything committed before it began
 		s.proveLocked(s.attemptStart, now, false)
