@@ -569,9 +569,9 @@ func TestStaleWatchCacheAfterARestoreIsCaughtByWrites(t *testing.T) {
 	w := newWorld(t, 2000)
 	w.probe(0)
 	w.sync(0.1)
-	w.probe(5) // fresh as of 5s
+	w.probe(5)                                 // fresh as of 5s
 	w.probeSaw = func() uint64 { return 2000 } // the watch cache's head, frozen in the lost history
-	w.rv = 1500                                 // etcd restored
+	w.rv = 1500                                // etcd restored
 	sp := w.tr.currentSpace()
 	for s := 10.0; s <= 300; s += 5 {
 		w.probe(s)
