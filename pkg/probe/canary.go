@@ -263,7 +263,7 @@ func (c *Canary) beat(ctx context.Context) {
 	delivered, lost := c.state.wrote(rv, now)
 	sp := c.tracker.currentSpace()
 	if lost {
-		sp.onHistoryLost()
+		sp.onHistoryLost(rv)
 	}
 	sp.onWrite(rv, now)
 	if delivered {

@@ -2,16 +2,30 @@
 // server, and exports the measurements under the metric names of package
 // catalog, which the rvsync-slo dashboards and alerts use.
 //
-// A Monitor keeps one tracker per watched resource. Each informer's
-// ListerWatcher is wrapped so that every List page, streaming watch-list,
-// watch event, bookmark and error passes the tracker on its way to the
-// reflector; a head probe per RV space (a consistent List with limit=1, on a
-// connection of its own) records a bounded timeline of the API server's
-// current resource version. From these the tracker derives RV lag, cache
-// staleness, event delivery lag, List and watch-list durations, relists by
-// reason, watch errors and RV regressions; a Canary adds exact delivery
-// latency, and convergence tracking the time controllers take to observe a
-// new generation.
+// A Monitor keeps one tracker per watched resource, and in it the state of
+// each of the resource's informers. Each informer's ListerWatcher is
+// wrapped so that every List page, streaming watch-list, watch event,
+// bookmark and error passes its state on its way to the reflector; a head
+// probe per RV space (a consistent List with limit=1, on a connection of its
+// own) records a bounded timeline of the API server's current resource
+// version, with each probe's request and response times. From these the
+// monitor derives, for each resource, only what it can prove: cache
+// staleness (since the cache provably held everything committed), the
+// freshness proof period (the height of a quiet cache's staleness
+// sawtooth), watch silence, RV lag measured on the resource's own
+// deliveries, event delivery lag (a lower bound, or unbounded after a probe
+// outage), List and watch-list durations, relists by reason, watch errors,
+// RV regressions, and a state saying when lag and staleness are unknown
+// (the head probe failing, resource versions that are not integers, an
+// informer on another history than its etcd's). A Canary adds exact
+// delivery latency, and convergence tracking the time controllers take to
+// observe a new generation.
+//
+// Before each expected bookmark of a quiet informer the monitor reads its
+// resource consistently on the informer's own connection, which makes the
+// API server's watch cache catch up with etcd, so the bookmark proves
+// freshness whatever etcd's progress-notify interval (Options.NoFreshnessReads
+// turns this off).
 //
 // The whole public surface:
 //

@@ -49,6 +49,9 @@ type informerState struct {
 	// ahead of the head revokes that proof (the RV was of another history).
 	provenBy    uint64
 	freshBefore time.Time
+	// sameHistoryAt is the request time of the latest write that landed at
+	// or above the informer's RV: until then, its RV was of etcd's history.
+	sameHistoryAt time.Time
 
 	eventLag    uint64 // the largest lag of the events delivered since eventLagGen's sample
 	eventLagGen uint64
@@ -242,11 +245,11 @@ func (s *informerState) aheadLocked() bool { return max(s.ahead, s.aheadW) >= ah
 // still holds a history etcd lost (restored from a backup while
 // kube-apiserver ran on); a write cannot. Only a write that catches up with
 // the informer's RV clears what writes found.
-func (s *informerState) onWrite(rv uint64, sent time.Time) {
+func (s *informerState) onWrite(rv uint64, sent time.Time) (contradicts bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opaque || s.rv == 0 {
-		return
+		return false
 	}
 	switch {
 	case s.rv > rv && s.rvAt.Before(sent):
@@ -254,8 +257,24 @@ func (s *informerState) onWrite(rv uint64, sent time.Time) {
 		if s.provenBy > rv {
 			s.fresh, s.provenBy = s.freshBefore, 0
 		}
+		return true
 	case s.rv <= rv:
 		s.aheadW = 0
+		s.sameHistoryAt = maxTime(s.sameHistoryAt, sent)
+	}
+	return false
+}
+
+// onHistoryLost handles a write that proved the store's history went back:
+// freshness proven since the last write that shared the informer's history
+// may rest on a history etcd no longer has (reads served from a stale watch
+// cache prove nothing), so it is withdrawn.
+func (s *informerState) onHistoryLost() {
+	s.onRegression()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sameHistoryAt.IsZero() && s.sameHistoryAt.Before(s.fresh) {
+		s.fresh = s.sameHistoryAt
 	}
 }
 
@@ -420,12 +439,11 @@ func (s *informerState) snapshot(sp *space, now time.Time) informerSnapshot {
 	}
 	out.rv, out.rvKnown = s.rv, s.rv != 0
 	out.ahead = s.aheadLocked()
-	age, probed := sp.headAge(now)
-	if !sp.hasSources() || !probed {
+	if !sp.hasSources() {
 		return out
 	}
-	if age > sp.headUnknownAfter() {
-		out.headUnknown = true
+	if age, probed := sp.headAge(now); !probed || age > sp.headUnknownAfter() {
+		out.headUnknown = true // not yet, or no longer, answered
 		return out
 	}
 	if out.ahead || s.rv == 0 {

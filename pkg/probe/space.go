@@ -78,6 +78,9 @@ type space struct {
 	lastSent    time.Time // request time of the latest head probe that answered
 	lastDropped uint64
 	suspect     *heldSample // a sample that contradicted the timeline, not yet settled
+	// lostWrite is the RV of the write that proved the history lost, until
+	// a write lands above the reads again: one loss, counted once.
+	lostWrite uint64
 	backoff     map[int32]backoffState
 }
 
@@ -279,23 +282,41 @@ func (s *space) record(src headSource, rvs string, sent, recv time.Time) {
 }
 
 // onWrite checks every informer of the space against a write, sent at
-// sent, that committed at rv (see informerState.onWrite).
+// sent, that committed at rv (see informerState.onWrite). A write below an
+// informer's RV proves the history lost.
 func (s *space) onWrite(rv uint64, sent time.Time) {
+	if head, recv, ok := s.timeline.latest(); ok && rv > head && sent.After(recv) {
+		s.mu.Lock()
+		s.lostWrite = 0 // a write above the reads: they share its history again
+		s.mu.Unlock()
+	}
+	lost := false
 	for _, t := range s.trackerList() {
 		for _, is := range t.informerList() {
-			is.onWrite(rv, sent)
+			lost = is.onWrite(rv, sent) || lost
 		}
+	}
+	if lost {
+		s.onHistoryLost(rv)
 	}
 }
 
-// onHistoryLost handles a write that landed below what the space had seen:
-// the store's history went back (etcd restored from a backup), though the
-// reads (served from a watch cache) may not show it yet.
-func (s *space) onHistoryLost() {
+// onHistoryLost handles a write, at rv, that landed below what the space had
+// seen: the store's history went back (etcd restored from a backup), though
+// the reads (served from a watch cache) may not show it yet. One loss is
+// handled once, until reads agree with the writes again.
+func (s *space) onHistoryLost(rv uint64) {
+	s.mu.Lock()
+	if s.lostWrite != 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.lostWrite = rv
+	s.mu.Unlock()
 	s.timeline.reset()
 	s.log.Info("a write landed below resource versions already seen: the store's history went back (etcd restored?); history reset")
 	for _, t := range s.trackerList() {
-		t.onRegression()
+		t.onHistoryLost()
 	}
 }
 

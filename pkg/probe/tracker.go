@@ -121,6 +121,21 @@ func (t *tracker) onRegression() {
 	}
 }
 
+// onHistoryLost is onRegression for a loss a write proved (see
+// space.onHistoryLost).
+func (t *tracker) onHistoryLost() {
+	t.regressions.Inc()
+	for _, s := range t.informerList() {
+		s.onHistoryLost()
+	}
+	t.mu.Lock()
+	c := t.canary
+	t.mu.Unlock()
+	if c != nil {
+		c.reset()
+	}
+}
+
 // observeDelivery records the delivery lag of an event at rv and, for the
 // canary object, its delivery.
 func (t *tracker) observeDelivery(s *informerState, sp *space, obj metav1.Object, rv uint64, now time.Time) {
