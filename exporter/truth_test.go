@@ -109,6 +109,12 @@ func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
 		m := r.metrics(t)
 		since := time.Since(restoredAt).Seconds()
 		ahead, _ = m.Value(catalog.ResourceState.Name, map[string]string{catalog.LabelResource: "configmaps", catalog.LabelState: catalog.StateAheadOfHead})
+		head, _ := m.Value(catalog.HeadResourceVersion.Name, res("configmaps"))
+		informer, _ := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))
+		silence, _ := m.Value(catalog.WatchSilence.Name, res("configmaps"))
+		t.Logf("%3.0fs after the restore: head %v, informer %v, silence %v, ahead %v, relists %v, regressions %v, canary lost %v",
+			since, head, informer, silence, ahead, m.Sum(catalog.Relists.Name, res("configmaps")),
+			m.Sum(catalog.ResourceVersionRegressions.Name, res("configmaps")), m.Sum(catalog.CanaryLost.Name, res("configmaps")))
 		if stale, ok := m.Value(catalog.CacheStaleness.Name, res("configmaps")); ok && stale < since-5 {
 			t.Fatalf("%.0fs after the restore: staleness %.0fs while the cache holds the lost history; want at least %.0fs", since, stale, since-5)
 		}

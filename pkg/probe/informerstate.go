@@ -44,14 +44,12 @@ type informerState struct {
 	anyProof bool      // fresh moved since the informer last listed
 	ahead    int       // consecutive probes, sent after rv arrived, whose head was below rv
 	aheadW   int       // consecutive writes, sent after rv arrived, that got a lower RV than rv
-	// provenBy is the RV whose mapping through the timeline last moved
-	// fresh, and freshBefore what fresh was before: a probe that finds rv
-	// ahead of the head revokes that proof (the RV was of another history).
-	provenBy    uint64
-	freshBefore time.Time
 	// sameHistoryAt is the request time of the latest write that landed at
 	// or above the informer's RV: until then, its RV was of etcd's history.
 	sameHistoryAt time.Time
+	// freshAtRV is what fresh was when rv was observed: a contradiction
+	// withdraws every proof rv made, back to it (or to sameHistoryAt).
+	freshAtRV time.Time
 
 	eventLag    uint64 // the largest lag of the events delivered since eventLagGen's sample
 	eventLagGen uint64
@@ -127,7 +125,7 @@ func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent b
 		s.bookmarkRef = now
 	}
 	if rv > s.rv {
-		s.rv, s.rvAt = rv, now
+		s.rv, s.rvAt, s.freshAtRV = rv, now, s.fresh
 		s.refreshFreshLocked(sp, now, !isEvent)
 	}
 	if isEvent {
@@ -152,11 +150,10 @@ func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent b
 // refreshFreshLocked moves fresh forward to the latest probe whose head the
 // informer's RV covers; a bookmark that does so closes a sawtooth.
 func (s *informerState) refreshFreshLocked(sp *space, now time.Time, bookmark bool) {
-	if s.opaque || s.rv == 0 || s.aheadLocked() {
+	if s.opaque || s.rv == 0 || s.aheadLocked() || sp.historyLost() {
 		return
 	}
 	if at, ok := sp.timeline.freshAt(s.rv); ok && at.After(s.fresh) {
-		s.provenBy, s.freshBefore = s.rv, s.fresh
 		s.proveLocked(at, now, bookmark)
 	}
 }
@@ -225,13 +222,24 @@ func (s *informerState) onProbe(sp *space, head uint64, sent, now time.Time) {
 		// a probe sent after the informer saw rv must see a head >= rv in
 		// one etcd: this RV belongs to another history, and proves nothing
 		s.ahead++
-		if s.provenBy > head {
-			s.fresh, s.provenBy = s.freshBefore, 0
-		}
+		s.withdrawLocked()
+		return
 	case s.rv <= head:
 		s.ahead = 0
 	}
 	s.refreshFreshLocked(sp, now, false)
+}
+
+// withdrawLocked takes back every proof the informer's current RV made: it
+// turned out to be of another history than its etcd's.
+func (s *informerState) withdrawLocked() {
+	to := s.freshAtRV
+	if s.sameHistoryAt.After(to) {
+		to = s.sameHistoryAt
+	}
+	if to.Before(s.fresh) {
+		s.fresh = to
+	}
 }
 
 // aheadLocked reports whether the informer's RV belongs to another history
@@ -245,24 +253,20 @@ func (s *informerState) aheadLocked() bool { return max(s.ahead, s.aheadW) >= ah
 // still holds a history etcd lost (restored from a backup while
 // kube-apiserver ran on); a write cannot. Only a write that catches up with
 // the informer's RV clears what writes found.
-func (s *informerState) onWrite(rv uint64, sent time.Time) (contradicts bool) {
+func (s *informerState) onWrite(rv uint64, sent time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opaque || s.rv == 0 {
-		return false
+		return
 	}
 	switch {
 	case s.rv > rv && s.rvAt.Before(sent):
 		s.aheadW++
-		if s.provenBy > rv {
-			s.fresh, s.provenBy = s.freshBefore, 0
-		}
-		return true
+		s.withdrawLocked()
 	case s.rv <= rv:
 		s.aheadW = 0
 		s.sameHistoryAt = maxTime(s.sameHistoryAt, sent)
 	}
-	return false
 }
 
 // onHistoryLost handles a write that proved the store's history went back:
@@ -336,7 +340,7 @@ func (s *informerState) endList(rvs string, now time.Time) {
 	}
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
-	s.rv, s.rvAt, s.ahead, s.aheadW, s.anyProof = rv, now, 0, 0, false
+	s.rv, s.rvAt, s.ahead, s.aheadW, s.anyProof, s.freshAtRV = rv, now, 0, 0, false, s.fresh
 	if !s.attemptRVAny {
 		// a consistent read (RV "") holds everything committed before it began
 		s.proveLocked(s.attemptStart, now, false)

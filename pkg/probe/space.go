@@ -282,23 +282,33 @@ func (s *space) record(src headSource, rvs string, sent, recv time.Time) {
 }
 
 // onWrite checks every informer of the space against a write, sent at
-// sent, that committed at rv (see informerState.onWrite). A write below an
-// informer's RV proves the history lost.
+// sent, that committed at rv (see informerState.onWrite). A write below the
+// reads' head proves the history lost (the reads come from a watch cache
+// that kept it); an informer above the write, while the reads agree with
+// it, is only ahead of its etcd.
 func (s *space) onWrite(rv uint64, sent time.Time) {
-	if head, recv, ok := s.timeline.latest(); ok && rv > head && sent.After(recv) {
+	head, recv, ok := s.timeline.latest()
+	switch {
+	case ok && rv < head && sent.After(recv):
+		s.onHistoryLost(rv)
+	case ok && rv > head && sent.After(recv):
 		s.mu.Lock()
 		s.lostWrite = 0 // a write above the reads: they share its history again
 		s.mu.Unlock()
 	}
-	lost := false
 	for _, t := range s.trackerList() {
 		for _, is := range t.informerList() {
-			lost = is.onWrite(rv, sent) || lost
+			is.onWrite(rv, sent)
 		}
 	}
-	if lost {
-		s.onHistoryLost(rv)
-	}
+}
+
+// historyLost reports whether writes proved the reads to come from a
+// history etcd lost: read samples then prove no informer fresh.
+func (s *space) historyLost() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lostWrite != 0
 }
 
 // onHistoryLost handles a write, at rv, that landed below what the space had
