@@ -1,10 +1,12 @@
 package testenv
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,4 +148,35 @@ func (p *Process) waitExit(timeout time.Duration) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return true
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago, for programs that take a listen address but cannot report the port
+// they picked.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
+}
+
+// Tail returns the last n lines of a file, or the error reading it.
+func Tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
