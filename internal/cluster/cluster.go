@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -659,3 +661,17 @@ func (c *Cluster) deletePods() error {
 		return nil
 	})
 }
+
+// ServingCert issues a serving certificate from the cluster CA for hosts
+// (IPs or DNS names): pods trust it, since their ca.crt is that CA. A proxy
+// in front of the API server answers with one for KubernetesServiceIP.
+func (c *Cluster) ServingCert(hosts ...string) (tls.Certificate, error) {
+	kp, err := c.ca.issue("rvsync-cluster-proxy", nil, hosts...)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return kp.TLS()
+}
+
+// CAPool holds the cluster CA, which signed the API server's certificate.
+func (c *Cluster) CAPool() *x509.CertPool { return c.ca.certPool() }

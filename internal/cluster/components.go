@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -27,7 +26,7 @@ const (
 	PauseImage = "rvsync.local/pause:1"
 )
 
-// writeJSONOrYAML writes v as YAML (JSON for a .json/.conflist file).
+// writeConfig writes v as YAML (JSON for a .json/.conflist file).
 func writeConfig(path string, v any) error {
 	var b []byte
 	var err error
@@ -192,6 +191,3 @@ func flags(kv ...string) []string {
 	}
 	return out
 }
-
-// hostsOf joins a certificate's hosts for a log line.
-func hostsOf(h []string) string { return strings.Join(h, ",") }

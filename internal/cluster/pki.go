@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -145,5 +144,3 @@ func (c *ca) certPool() *x509.CertPool {
 	p.AddCert(c.cert)
 	return p
 }
-
-func (c *ca) String() string { return fmt.Sprintf("CA %s", c.cert.Subject.CommonName) }
