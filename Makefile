@@ -10,6 +10,9 @@ STATICCHECK_VERSION ?= v0.8.2
 # The Prometheus Operator API whose CRDs (ServiceMonitor, PrometheusRule)
 # the test cluster serves, so the chart installs at its defaults.
 OPERATOR_VERSION ?= v0.95.2
+# Prometheus with Kubernetes service discovery (Debian's is built without),
+# for the real cluster's scrape; module version v0.316.0 is Prometheus 3.16.0.
+PROMETHEUS_VERSION ?= v3.16.0
 
 BIN          := $(CURDIR)/bin
 K8S_BIN      := $(BIN)/k8s-$(K8S_VERSION)
@@ -19,6 +22,7 @@ APISERVER    := $(K8S_BIN)/kube-apiserver
 K8S_NODE     := $(addprefix $(K8S_BIN)/,kube-controller-manager kube-scheduler kube-proxy kubelet)
 KUBECTL      := $(K8S_BIN)/kubectl
 OPERATOR_CRDS := $(BIN)/prometheus-operator-$(OPERATOR_VERSION)/crds
+PROMETHEUS   := $(BIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
 ETCD         := $(BIN)/etcd-$(ETCD_VERSION)/etcd
 HELM         := $(BIN)/helm-$(HELM_VERSION)/helm
 STATICCHECK  := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
@@ -33,6 +37,7 @@ export RVSYNC_KUBE_APISERVER := $(APISERVER)
 export RVSYNC_ETCD           := $(ETCD)
 export RVSYNC_HELM           := $(HELM)
 export RVSYNC_OPERATOR_CRDS  := $(OPERATOR_CRDS)
+export RVSYNC_PROMETHEUS     := $(PROMETHEUS)
 
 .PHONY: help
 help: ## List the targets.
@@ -44,7 +49,7 @@ build: ## Build the exporter and the generator into bin/.
 	go build -o $(BIN)/rvsync-gen ./cmd/rvsync-gen
 
 .PHONY: testbin
-testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm and the operator CRDs from the Go module proxy into bin/ (cached by version).
+testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs and Prometheus with Kubernetes discovery from the Go module proxy into bin/ (cached by version).
 
 # Each tool builds in its own module under hack/tools so its dependencies
 # never enter the main go.mod.
@@ -93,6 +98,14 @@ deps: ## Install the Debian packages the tests use (promtool, prometheus, alertm
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus prometheus-alertmanager >/dev/null; \
 		systemctl disable --now prometheus prometheus-alertmanager prometheus-node-exporter >/dev/null 2>&1 || true; \
 	fi
+
+# Only the kubernetes and file/static discovery compiled in: the other
+# mechanisms' cloud SDKs would double the build.
+$(PROMETHEUS):
+	@echo ">> building prometheus $(PROMETHEUS_VERSION) with Kubernetes service discovery"
+	cd hack/tools/prometheus && CGO_ENABLED=0 go build -trimpath -tags remove_all_sd,enable_kubernetes_sd \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)" \
+		-o $@ github.com/prometheus/prometheus/cmd/prometheus
 
 .PHONY: cluster-deps
 cluster-deps: ## Install the Debian packages the real cluster runs (containerd, runc, CNI plugins, iptables, nftables) when missing.

@@ -42,6 +42,12 @@ func startDaemon(t *testing.T, name, logDir, readyURL string, args ...string) *t
 	if err != nil {
 		t.Fatalf("%s is not installed (`make deps` installs the Debian packages prometheus and prometheus-alertmanager): %v", name, err)
 	}
+	return startDaemonAt(t, name, path, logDir, readyURL, args...)
+}
+
+// startDaemonAt runs the program at path as startDaemon does.
+func startDaemonAt(t *testing.T, name, path, logDir, readyURL string, args ...string) *testenv.Process {
+	t.Helper()
 	p := &testenv.Process{Path: path, Args: args, Log: logFile(t, logDir, name+".log")}
 	if err := p.Start(); err != nil {
 		t.Fatal(err)

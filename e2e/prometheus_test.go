@@ -63,6 +63,9 @@ type prometheusOptions struct {
 	scrapeConfigs []any         // scrape_configs entries
 	alertmanager  string        // host:port alerts go to
 	interval      time.Duration // default scrape interval and the rule evaluation interval
+	// binary is the Prometheus to run; empty: the Debian package's, which
+	// is built without Kubernetes service discovery.
+	binary string
 }
 
 // startPrometheusWith runs Prometheus as o says, storing in a temp dir,
@@ -88,13 +91,18 @@ func startPrometheusWith(t *testing.T, logDir string, o prometheusOptions) *prom
 	}
 	addr := freeAddr(t)
 	url := "http://" + addr
-	startDaemon(t, "prometheus", logDir, url+"/-/ready",
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--rules.alert.resend-delay="+model.Duration(resendDelay).String(),
+	args := []string{
+		"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+		"--rules.alert.resend-delay=" + model.Duration(resendDelay).String(),
 		"--log.level=warn",
-	)
+	}
+	if o.binary == "" {
+		startDaemon(t, "prometheus", logDir, url+"/-/ready", args...)
+	} else {
+		startDaemonAt(t, "prometheus", o.binary, logDir, url+"/-/ready", args...)
+	}
 	client, err := api.NewClient(api.Config{Address: url})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
 // Host paths that kubelet, containerd and the CNI plugins write to whatever
@@ -301,50 +303,28 @@ func (before hostState) diff(now hostState) []string {
 			out = append(out, fmt.Sprintf("sysctl %s: %s before, %s now", k, v, now.Sysctls[k]))
 		}
 	}
-	for _, l := range now.Links {
-		if !slices.Contains(before.Links, l) {
-			out = append(out, "network interface "+l)
-		}
-	}
-	for _, m := range now.Mounts {
-		if !slices.Contains(before.Mounts, m) {
-			out = append(out, "mount "+m)
-		}
-	}
-	for _, c := range now.Cgroups {
-		if !slices.Contains(before.Cgroups, c) {
-			out = append(out, "cgroup "+c)
-		}
-	}
-	for _, t := range now.NFTables {
-		if !slices.Contains(before.NFTables, t) {
-			out = append(out, "nftables table "+t)
-		}
-	}
+	out = append(out, added("network interface ", before.Links, now.Links)...)
+	out = append(out, added("mount ", before.Mounts, now.Mounts)...)
+	out = append(out, added("cgroup ", before.Cgroups, now.Cgroups)...)
+	out = append(out, added("nftables table ", before.NFTables, now.NFTables)...)
 	for cmd, save := range before.IPTables {
 		if now.IPTables[cmd] != save {
-			out = append(out, fmt.Sprintf("%s rules differ:\n%s", cmd, lineDiff(save, now.IPTables[cmd])))
+			out = append(out, fmt.Sprintf("%s rules differ:\n%s", cmd, testenv.LineDiff(save, now.IPTables[cmd])))
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// lineDiff lists the lines only in a (-) and only in b (+).
-func lineDiff(a, b string) string {
-	as, bs := strings.Split(a, "\n"), strings.Split(b, "\n")
+// added names, with prefix, each of now not in before.
+func added(prefix string, before, now []string) []string {
 	var out []string
-	for _, l := range as {
-		if !slices.Contains(bs, l) {
-			out = append(out, "- "+l)
+	for _, v := range now {
+		if !slices.Contains(before, v) {
+			out = append(out, prefix+v)
 		}
 	}
-	for _, l := range bs {
-		if !slices.Contains(as, l) {
-			out = append(out, "+ "+l)
-		}
-	}
-	return strings.Join(out, "\n")
+	return out
 }
 
 // killStray kills what outlives a stopped (or crashed) cluster: its own

@@ -180,3 +180,22 @@ func Tail(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// LineDiff lists the lines only in want (prefixed "- ") and only in got
+// ("+ "), for messages comparing two texts whose line order is not the
+// point.
+func LineDiff(want, got string) string {
+	ws, gs := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var out []string
+	for _, l := range ws {
+		if !slices.Contains(gs, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range gs {
+		if !slices.Contains(ws, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
