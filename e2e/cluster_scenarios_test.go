@@ -352,6 +352,12 @@ func (s *clusterSuite) upgrade(t *testing.T) {
 		t.Errorf("the PrometheusRule in the cluster is not what the new values render:\n%s", testenv.LineDiff(want, rulesAfter))
 	}
 	waitSynced(t, p, s.configuredResources(t, r))
+	// the replaced exporter deleted its canary on the way out (its RBAC
+	// still stands during a rollout)
+	testenv.WaitFor(t, time.Minute, "the replaced pod's canary ConfigMap deleted", func() (bool, error) {
+		_, err := s.client.CoreV1().ConfigMaps(r.namespace).Get(ctx, canaryPrefix+old.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), err
+	})
 }
 
 // installedRules returns the rules of r's PrometheusRule in the cluster,

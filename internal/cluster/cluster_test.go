@@ -12,10 +12,10 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
-// TestPodRuns starts a cluster, runs a pod of the pause image (non-root, no
+// TestClusterPodRuns starts a cluster, runs a pod of the pause image (non-root, no
 // capabilities, read-only root) on the pod network, and stops the cluster:
 // Stop fails if anything of the cluster stays on the host.
-func TestPodRuns(t *testing.T) {
+func TestClusterPodRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
