@@ -472,8 +472,10 @@ func undoIPTables(cmd, before string) error {
 	return nil
 }
 
-// saveTable is one table of an iptables-save: its chains and its rules
-// (each "-A CHAIN spec", in order).
+// saveTable is one table of an iptables-save: its user-defined chains and
+// its rules (each "-A CHAIN spec", in order). Built-in chains (declared
+// with a policy, not "-") can be neither flushed away nor deleted, so they
+// are not listed: their added rules are deleted one by one.
 type saveTable struct {
 	chains []string
 	rules  []string
@@ -489,7 +491,9 @@ func parseSave(save string) map[string]*saveTable {
 			tables[line[1:]] = cur
 		case cur == nil:
 		case strings.HasPrefix(line, ":"):
-			cur.chains = append(cur.chains, strings.Fields(line[1:])[0])
+			if f := strings.Fields(line[1:]); len(f) > 1 && f[1] == "-" {
+				cur.chains = append(cur.chains, f[0])
+			}
 		case strings.HasPrefix(line, "-A "):
 			cur.rules = append(cur.rules, line)
 		}
