@@ -146,9 +146,9 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 	if o.TLS {
 		health = "https://" + addr + "/healthz"
 	}
-	err = poll(ctx, "exporter /healthz", func(ctx context.Context) error {
+	err = Poll(ctx, "exporter /healthz", func(ctx context.Context) error {
 		if e.Exited() {
-			return errExited
+			return ErrExited
 		}
 		return GetOK(ctx, health)
 	})

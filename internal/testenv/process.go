@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,18 +147,6 @@ func (p *Process) waitExit(timeout time.Duration) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return true
-}
-
-// FreeAddr returns a loopback address with a port that was free a moment
-// ago, for programs that take a listen address but cannot report the port
-// they picked.
-func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := ln.Addr().String()
-	return addr, ln.Close()
 }
 
 // Tail returns the last n lines of a file, or the error reading it.
