@@ -66,9 +66,7 @@ type clusterSuite struct {
 // cluster (images imported, never pulled), load it, upgrade, shard,
 // scrape it with Prometheus and page through Alertmanager, uninstall.
 func TestCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real cluster")
-	}
+	testenv.SkipShort(t, "a real cluster (kubelet, containerd, root)")
 	s := startClusterSuite(t)
 	t.Run("install", s.install)
 	t.Run("50k_objects_under_the_memory_limit", s.load)

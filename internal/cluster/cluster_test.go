@@ -16,9 +16,7 @@ import (
 // capabilities, read-only root) on the pod network, and stops the cluster:
 // Stop fails if anything of the cluster stays on the host.
 func TestClusterPodRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
+	testenv.SkipShort(t, "a real cluster (kubelet, containerd, root)")
 	ctx := context.Background()
 	c, err := cluster.Start(ctx, cluster.Options{Logf: t.Logf, LogDir: t.TempDir()})
 	if err != nil {
