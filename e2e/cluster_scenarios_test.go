@@ -662,7 +662,8 @@ func (s *clusterSuite) uninstall(t *testing.T) {
 	// refused and the ConfigMap stays. An ownerReference from the canary to
 	// the exporter's Pod would let the garbage collector delete it.
 	t.Run("no canary ConfigMap", func(t *testing.T) {
-		testenv.WaitFor(t, rolloutTimeout, "no canary ConfigMap in "+r.namespace, func() (bool, error) {
+		// the exporter deletes it within its termination grace period (30s)
+		testenv.WaitFor(t, 2*time.Minute, "no canary ConfigMap in "+r.namespace, func() (bool, error) {
 			cms, err := s.client.CoreV1().ConfigMaps(r.namespace).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err

@@ -346,6 +346,8 @@ func (c *Cluster) start(ctx context.Context, bins binaries, images []string) err
 		"authorization-mode", "Node,RBAC",
 		"enable-admission-plugins", "NodeRestriction",
 		"kubelet-client-certificate", kcCrt, "kubelet-client-key", kcKey,
+		// the node's name is no DNS name: logs and exec dial its IP
+		"kubelet-preferred-address-types", "InternalIP,Hostname",
 		"profiling", "false",
 	)...)
 	if err != nil {
