@@ -719,6 +719,5 @@ func (l *followedLog) write(b []byte) {
 func (l *followedLog) tail(n int) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(l.buf.String(), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return testenv.LastLines(l.buf.String(), n)
 }

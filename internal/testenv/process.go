@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -151,21 +150,11 @@ func (p *Process) waitExit(timeout time.Duration) bool {
 
 // Tail returns the last n lines of a file, or the error reading it.
 func Tail(path string, n int) string {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err.Error()
 	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
+	return LastLines(string(b), n)
 }
 
 // LineDiff lists the lines only in want (prefixed "- ") and only in got
