@@ -121,8 +121,9 @@ func run(o options) (err error) {
 	if err := chart.InstallOperatorCRDs(ctx, c.Config); err != nil {
 		return err
 	}
+	podIP := "<pod IP>"
 	if o.install {
-		if err := install(ctx, c, o, logf); err != nil {
+		if podIP, err = install(ctx, c, o, logf); err != nil {
 			return err
 		}
 	}
@@ -133,22 +134,23 @@ The cluster is up (node %s at %s). In another shell:
   export KUBECONFIG=%s
   %s get nodes
   %s -n %s get pods -o wide
-  curl -s http://<pod IP>:8080/metrics | grep rvsync_
+  curl -s http://%s:8080/metrics | grep rvsync_
   %s -n %s upgrade %s %s --reuse-values --set exporter.logLevel=debug
 
 Images come from tarballs imported into containerd (ctr --address %s -n k8s.io images ls).
 Ctrl-C stops the cluster and undoes every change to the host.
-`, cluster.NodeName, c.NodeIP, c.Kubeconfig, o.kubectl, o.kubectl, o.namespace, helm, o.namespace, o.release, mustChartDir(), filepath.Join(c.Dir, "containerd.sock"))
+`, cluster.NodeName, c.NodeIP, c.Kubeconfig, o.kubectl, o.kubectl, o.namespace, podIP, helm, o.namespace, o.release, mustChartDir(), filepath.Join(c.Dir, "containerd.sock"))
 	<-ctx.Done()
 	return nil
 }
 
 // install installs the chart with the imported image into a namespace
-// enforcing the restricted Pod Security Standard and waits for its pods.
-func install(ctx context.Context, c *cluster.Cluster, o options, logf func(string, ...any)) error {
+// enforcing the restricted Pod Security Standard, waits for its pods and
+// returns the IP of one.
+func install(ctx context.Context, c *cluster.Cluster, o options, logf func(string, ...any)) (podIP string, err error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace, Labels: chart.RestrictedNamespaceLabels}}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
+		return "", err
 	}
 	repo, tag, _ := strings.Cut(cluster.ExporterImage, ":")
 	logf("helm install %s into namespace %s", o.release, o.namespace)
@@ -156,11 +158,11 @@ func install(ctx context.Context, c *cluster.Cluster, o options, logf func(strin
 		Release: o.release, Namespace: o.namespace, Kubeconfig: c.Kubeconfig, ValuesFiles: o.valuesFiles,
 		Values: map[string]any{"image": map[string]any{"repository": repo, "tag": tag}},
 	}); err != nil {
-		return err
+		return "", err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	return testenv.Poll(wctx, "the release's pods Ready", func(ctx context.Context) error {
+	err = testenv.Poll(wctx, "the release's pods Ready", func(ctx context.Context) error {
 		pods, err := c.Client.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + o.release})
 		if err != nil {
 			return err
@@ -176,10 +178,14 @@ func install(ctx context.Context, c *cluster.Cluster, o options, logf func(strin
 			if !ready {
 				return fmt.Errorf("pod %s not Ready (%s)", p.Name, p.Status.Phase)
 			}
+		}
+		for _, p := range pods.Items {
 			logf("pod %s Ready at %s", p.Name, p.Status.PodIP)
+			podIP = p.Status.PodIP
 		}
 		return nil
 	})
+	return podIP, err
 }
 
 func mustChartDir() string {
