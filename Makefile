@@ -7,9 +7,22 @@ K8S_VERSION  ?= v1.37.2
 ETCD_VERSION ?= v3.7.3
 HELM_VERSION ?= v3.22.0
 STATICCHECK_VERSION ?= v0.8.2
+# The Prometheus Operator API whose CRDs (ServiceMonitor, PrometheusRule)
+# the test cluster serves, so the chart installs at its defaults.
+OPERATOR_VERSION ?= v0.95.2
+# Prometheus with Kubernetes service discovery (Debian's is built without),
+# for the real cluster's scrape; module version v0.316.0 is Prometheus 3.16.0.
+PROMETHEUS_VERSION ?= v3.16.0
 
 BIN          := $(CURDIR)/bin
-APISERVER    := $(BIN)/k8s-$(K8S_VERSION)/kube-apiserver
+K8S_BIN      := $(BIN)/k8s-$(K8S_VERSION)
+APISERVER    := $(K8S_BIN)/kube-apiserver
+# The node and the rest of the control plane, for the real cluster
+# (internal/cluster): built in the same `go build` as kube-apiserver.
+K8S_NODE     := $(addprefix $(K8S_BIN)/,kube-controller-manager kube-scheduler kube-proxy kubelet)
+KUBECTL      := $(K8S_BIN)/kubectl
+OPERATOR_CRDS := $(BIN)/prometheus-operator-$(OPERATOR_VERSION)/crds
+PROMETHEUS   := $(BIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
 ETCD         := $(BIN)/etcd-$(ETCD_VERSION)/etcd
 HELM         := $(BIN)/helm-$(HELM_VERSION)/helm
 STATICCHECK  := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
@@ -23,10 +36,12 @@ TEST_TIMEOUT ?= 60m
 export RVSYNC_KUBE_APISERVER := $(APISERVER)
 export RVSYNC_ETCD           := $(ETCD)
 export RVSYNC_HELM           := $(HELM)
+export RVSYNC_OPERATOR_CRDS  := $(OPERATOR_CRDS)
+export RVSYNC_PROMETHEUS     := $(PROMETHEUS)
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build the exporter and the generator into bin/.
@@ -34,18 +49,35 @@ build: ## Build the exporter and the generator into bin/.
 	go build -o $(BIN)/rvsync-gen ./cmd/rvsync-gen
 
 .PHONY: testbin
-testbin: $(APISERVER) $(ETCD) $(HELM) ## Build kube-apiserver, etcd and helm from the Go module proxy into bin/ (cached by version).
+testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs and Prometheus with Kubernetes discovery from the Go module proxy into bin/ (cached by version).
 
 # Each tool builds in its own module under hack/tools so its dependencies
 # never enter the main go.mod.
-$(APISERVER):
-	@echo ">> building kube-apiserver $(K8S_VERSION) (cold: ~6-8 min on 2 cores)"
-	cd hack/tools/kube-apiserver && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
-		-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
-		-X k8s.io/component-base/version.gitMajor=1 \
-		-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
-		-X k8s.io/component-base/version.gitTreeState=clean" \
-		-o $@ k8s.io/kubernetes/cmd/kube-apiserver
+K8S_LDFLAGS := -s -w \
+	-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
+	-X k8s.io/component-base/version.gitTreeState=clean
+k8s_build = cd hack/tools/kubernetes && CGO_ENABLED=0 go build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(1))
+
+# One `go build` for all of them: the compiler shares their common packages
+# and keeps both cores busy, so the node costs ~3 min on top of
+# kube-apiserver's cold ~6-8 min instead of a second pass over the tree.
+$(APISERVER) $(K8S_NODE) &:
+	@echo ">> building kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubelet $(K8S_VERSION) (cold: ~10 min on 2 cores)"
+	$(call k8s_build,kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet)
+
+$(KUBECTL):
+	@echo ">> building kubectl $(K8S_VERSION)"
+	$(call k8s_build,kubectl)
+
+$(OPERATOR_CRDS):
+	@echo ">> generating the Prometheus Operator CRDs $(OPERATOR_VERSION) with controller-gen"
+	cd hack/tools/operator-crds && go tool controller-gen \
+		crd:crdVersions=v1,maxDescLen=0,allowDangerousTypes=true \
+		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 \
+		output:crd:dir=$@.tmp
+	mv $@.tmp $@
 
 $(ETCD):
 	@echo ">> building etcd $(ETCD_VERSION)"
@@ -67,13 +99,47 @@ deps: ## Install the Debian packages the tests use (promtool, prometheus, alertm
 		systemctl disable --now prometheus prometheus-alertmanager prometheus-node-exporter >/dev/null 2>&1 || true; \
 	fi
 
+# Only the kubernetes and file/static discovery compiled in: the other
+# mechanisms' cloud SDKs would double the build.
+$(PROMETHEUS):
+	@echo ">> building prometheus $(PROMETHEUS_VERSION) with Kubernetes service discovery"
+	cd hack/tools/prometheus && CGO_ENABLED=0 go build -trimpath -tags remove_all_sd,enable_kubernetes_sd \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)" \
+		-o $@ github.com/prometheus/prometheus/cmd/prometheus
+
+.PHONY: cluster-deps
+cluster-deps: ## Install the Debian packages the real cluster runs (containerd, runc, CNI plugins, iptables, nftables) when missing.
+	@if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || ! test -x /usr/lib/cni/bridge \
+		|| ! command -v iptables >/dev/null || ! command -v nft >/dev/null || ! command -v conntrack >/dev/null; then \
+		echo ">> installing Debian packages containerd runc containernetworking-plugins iptables nftables conntrack"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc containernetworking-plugins iptables nftables conntrack >/dev/null; \
+		systemctl disable --now containerd >/dev/null 2>&1 || true; \
+	fi
+
 .PHONY: test
-test: deps testbin ## Run every test against the real control plane, Prometheus and helm (the README's test command).
+test: deps cluster-deps testbin ## Run every test against the real control plane, cluster, Prometheus and helm (the README's test command).
 	go test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: test-unit
 test-unit: ## The fast tier for every edit: go test -short, no control plane, helm or Prometheus (under 3 minutes).
 	go test -short -count=1 ./...
+
+.PHONY: test-cluster
+test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-node cluster (helm install/upgrade/uninstall, a real pod scraped and paging).
+	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./e2e ./internal/cluster
+
+IMAGE_NAME ?= rvsync.local/rvsync-slo:$(VERSION)
+
+.PHONY: image
+image: ## Write the exporter image as a tarball (bin/images/rvsync-slo.tar) without a registry or Docker: for ctr/docker load/kind load image-archive.
+	mkdir -p $(BIN)/images
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/images/exporter ./cmd/exporter
+	cd hack/tools/image && go run . -binary $(BIN)/images/exporter -name $(IMAGE_NAME) -expose 8080/tcp -out $(BIN)/images/rvsync-slo.tar
+	@echo ">> $(BIN)/images/rvsync-slo.tar is $(IMAGE_NAME)"
+
+.PHONY: cluster
+cluster: deps cluster-deps testbin $(KUBECTL) ## Start a real single-node cluster, install the chart into it, print how to reach it with kubectl; Ctrl-C stops it and cleans the host.
+	go run ./cmd/rvsync-cluster -kubectl $(KUBECTL)
 
 .PHONY: generate
 generate: ## Regenerate rules, dashboards and the README metric table from the catalog.

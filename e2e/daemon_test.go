@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,16 +12,11 @@ import (
 )
 
 // freeAddr returns a loopback address with a port that was free a moment
-// ago, for programs that take a listen address but cannot report the port
-// they picked.
+// ago (testenv.FreeAddr).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testenv.FreeAddr()
 	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return addr
@@ -50,6 +42,12 @@ func startDaemon(t *testing.T, name, logDir, readyURL string, args ...string) *t
 	if err != nil {
 		t.Fatalf("%s is not installed (`make deps` installs the Debian packages prometheus and prometheus-alertmanager): %v", name, err)
 	}
+	return startDaemonAt(t, name, path, logDir, readyURL, args...)
+}
+
+// startDaemonAt runs the program at path as startDaemon does.
+func startDaemonAt(t *testing.T, name, path, logDir, readyURL string, args ...string) *testenv.Process {
+	t.Helper()
 	p := &testenv.Process{Path: path, Args: args, Log: logFile(t, logDir, name+".log")}
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
@@ -61,7 +59,7 @@ func startDaemon(t *testing.T, name, logDir, readyURL string, args ...string) *t
 	})
 	testenv.WaitFor(t, 2*time.Minute, name+" ready", func() (bool, error) {
 		if p.Exited() {
-			t.Fatalf("%s exited:\n%s", name, tail(filepath.Join(logDir, name+".log"), 30))
+			t.Fatalf("%s exited:\n%s", name, testenv.Tail(filepath.Join(logDir, name+".log"), 30))
 		}
 		return httpOK(readyURL)
 	})
@@ -74,23 +72,4 @@ func httpOK(url string) (bool, error) {
 	defer cancel()
 	err := testenv.GetOK(ctx, url)
 	return err == nil, err
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
 }

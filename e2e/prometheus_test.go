@@ -41,39 +41,68 @@ type prometheusServer struct {
 	api promv1.API
 }
 
-// startPrometheus runs Prometheus scraping target with the given rule file
-// and sending alerts to alertmanager (host:port), storing in a temp dir.
+// startPrometheus runs Prometheus scraping target every scrapeInterval
+// with the given rule file and sending alerts to alertmanager (host:port),
+// storing in a temp dir.
 func startPrometheus(t *testing.T, logDir string, rules []byte, target, alertmanager string) *prometheusServer {
+	t.Helper()
+	return startPrometheusWith(t, logDir, prometheusOptions{
+		rules:        rules,
+		alertmanager: alertmanager,
+		interval:     scrapeInterval,
+		scrapeConfigs: []any{map[string]any{
+			"job_name":       scrapeJob,
+			"static_configs": []any{map[string]any{"targets": []string{target}, "labels": map[string]string{"cluster": clusterName}}},
+		}},
+	})
+}
+
+// prometheusOptions configure a Prometheus.
+type prometheusOptions struct {
+	rules         []byte        // the rule file
+	scrapeConfigs []any         // scrape_configs entries
+	alertmanager  string        // host:port alerts go to
+	interval      time.Duration // default scrape interval and the rule evaluation interval
+	// binary is the Prometheus to run; empty: the Debian package's, which
+	// is built without Kubernetes service discovery.
+	binary string
+}
+
+// startPrometheusWith runs Prometheus as o says, storing in a temp dir,
+// until the test ends.
+func startPrometheusWith(t *testing.T, logDir string, o prometheusOptions) *prometheusServer {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := map[string]any{
 		"global": map[string]any{
-			"scrape_interval":     model.Duration(scrapeInterval).String(),
-			"scrape_timeout":      model.Duration(scrapeInterval).String(),
-			"evaluation_interval": model.Duration(scrapeInterval).String(),
+			"scrape_interval":     model.Duration(o.interval).String(),
+			"scrape_timeout":      model.Duration(o.interval).String(),
+			"evaluation_interval": model.Duration(o.interval).String(),
 		},
 		"rule_files": []string{filepath.Join(dir, "rules.yaml")},
 		"alerting": map[string]any{
-			"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{alertmanager}}}}},
+			"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{o.alertmanager}}}}},
 		},
-		"scrape_configs": []any{map[string]any{
-			"job_name":       scrapeJob,
-			"static_configs": []any{map[string]any{"targets": []string{target}, "labels": map[string]string{"cluster": clusterName}}},
-		}},
+		"scrape_configs": o.scrapeConfigs,
 	}
 	writeYAML(t, filepath.Join(dir, "prometheus.yml"), cfg)
-	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), o.rules, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
 	url := "http://" + addr
-	startDaemon(t, "prometheus", logDir, url+"/-/ready",
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--rules.alert.resend-delay="+model.Duration(resendDelay).String(),
+	args := []string{
+		"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+		"--rules.alert.resend-delay=" + model.Duration(resendDelay).String(),
 		"--log.level=warn",
-	)
+	}
+	if o.binary == "" {
+		startDaemon(t, "prometheus", logDir, url+"/-/ready", args...)
+	} else {
+		startDaemonAt(t, "prometheus", o.binary, logDir, url+"/-/ready", args...)
+	}
 	client, err := api.NewClient(api.Config{Address: url})
 	if err != nil {
 		t.Fatal(err)

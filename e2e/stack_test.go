@@ -225,6 +225,6 @@ func (s *stack) dump(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(s.logDir)
 	for _, e := range entries {
-		t.Logf("tail of %s:\n%s", e.Name(), tail(filepath.Join(s.logDir, e.Name()), 40))
+		t.Logf("tail of %s:\n%s", e.Name(), testenv.Tail(filepath.Join(s.logDir, e.Name()), 40))
 	}
 }

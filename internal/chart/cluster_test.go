@@ -338,10 +338,7 @@ func testPodSecurityRestricted(t *testing.T, env *testenv.Env) {
 	const ns = "rvsync-restricted"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := a.EnsureNamespace(ctx, ns, map[string]string{
-		"pod-security.kubernetes.io/enforce":         "restricted",
-		"pod-security.kubernetes.io/enforce-version": "latest",
-	}); err != nil {
+	if err := a.EnsureNamespace(ctx, ns, chart.RestrictedNamespaceLabels); err != nil {
 		t.Fatal(err)
 	}
 	pods := env.Client.CoreV1().Pods(ns)

@@ -52,6 +52,9 @@ type Options struct {
 	ValuesFiles []string
 	// Values are passed last, as a values file of their own.
 	Values map[string]any
+	// Kubeconfig is the cluster that install, upgrade and uninstall act
+	// on; empty for template and lint, which then reach no cluster.
+	Kubeconfig string
 }
 
 // args returns the helm flags of o; a Values file is written to dir.
@@ -101,7 +104,7 @@ func run(o Options, args ...string) ([]byte, error) {
 	cmd := exec.Command(helm, append(args, flags...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// keep helm away from the user's kube and helm configuration
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(tmp, "no-kubeconfig"),
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cmpOr(o.Kubeconfig, filepath.Join(tmp, "no-kubeconfig")),
 		"HELM_CACHE_HOME="+filepath.Join(tmp, "cache"), "HELM_CONFIG_HOME="+filepath.Join(tmp, "config"), "HELM_DATA_HOME="+filepath.Join(tmp, "data"))
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
@@ -130,6 +133,35 @@ func Template(o Options) (Manifests, error) {
 		return nil, err
 	}
 	return Decode(out)
+}
+
+// Install runs `helm install` of the chart as release o.Release into
+// o.Namespace of the cluster o.Kubeconfig. It does not wait for the pods.
+func Install(o Options) error {
+	dir, err := Dir()
+	if err != nil {
+		return err
+	}
+	_, err = run(o, "install", cmpOr(o.Release, Name), dir)
+	return err
+}
+
+// Upgrade runs `helm upgrade` of release o.Release with o's values.
+func Upgrade(o Options) error {
+	dir, err := Dir()
+	if err != nil {
+		return err
+	}
+	_, err = run(o, "upgrade", cmpOr(o.Release, Name), dir)
+	return err
+}
+
+// Uninstall runs `helm uninstall` of release o.Release (o's values files
+// and values are not used).
+func Uninstall(o Options) error {
+	o.ValuesFiles, o.Values = nil, nil
+	_, err := run(o, "uninstall", cmpOr(o.Release, Name))
+	return err
 }
 
 // Decode splits a multi-document YAML stream into objects, skipping empty

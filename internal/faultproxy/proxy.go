@@ -13,13 +13,12 @@ type Proxy struct {
 	ln     net.Listener
 	target string
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	delay   time.Duration
-	stalled bool
-	conns   map[net.Conn]struct{}
-	closed  bool
-	wg      sync.WaitGroup
+	gate *gate
+
+	mu     sync.Mutex // guards conns and closed
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // Start listens on a free loopback port and forwards to target (host:port).
@@ -28,8 +27,7 @@ func Start(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	p.cond = sync.NewCond(&p.mu)
+	p := &Proxy{ln: ln, target: target, gate: newGate(), conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -40,27 +38,14 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // SetDelay makes every chunk of bytes, in both directions, arrive d later
 // than it would have; throughput is unchanged. 0 removes the delay.
-func (p *Proxy) SetDelay(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.delay = d
-}
+func (p *Proxy) SetDelay(d time.Duration) { p.gate.setDelay(d) }
 
 // Stall stops forwarding in both directions on every connection, present
 // and future, while keeping them open: data read meanwhile is held.
-func (p *Proxy) Stall() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stalled = true
-}
+func (p *Proxy) Stall() { p.gate.stall() }
 
 // Release ends a stall; held data flows on.
-func (p *Proxy) Release() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stalled = false
-	p.cond.Broadcast()
-}
+func (p *Proxy) Release() { p.gate.release() }
 
 // Reset closes every open connection, as a crashed load balancer would.
 func (p *Proxy) Reset() {
@@ -73,10 +58,9 @@ func (p *Proxy) Reset() {
 
 // Close stops the proxy and closes all connections.
 func (p *Proxy) Close() error {
+	p.gate.close()
 	p.mu.Lock()
 	p.closed = true
-	p.stalled = false
-	p.cond.Broadcast()
 	p.mu.Unlock()
 	err := p.ln.Close()
 	p.Reset()
@@ -155,7 +139,7 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		}
 	}()
 	for c := range queue {
-		if !p.wait(c.at) {
+		if !p.gate.wait(c.at) {
 			return
 		}
 		if _, err := dst.Write(c.data); err != nil {
@@ -164,26 +148,5 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			}
 			return
 		}
-	}
-}
-
-// wait blocks until a chunk read at `at` may be forwarded. It reports false
-// when the proxy closed meanwhile.
-func (p *Proxy) wait(at time.Time) bool {
-	for {
-		p.mu.Lock()
-		for p.stalled && !p.closed {
-			p.cond.Wait()
-		}
-		closed, delay := p.closed, p.delay
-		p.mu.Unlock()
-		if closed {
-			return false
-		}
-		d := time.Until(at.Add(delay))
-		if d <= 0 {
-			return true
-		}
-		time.Sleep(min(d, 100*time.Millisecond)) // re-check stalls and delay changes
 	}
 }

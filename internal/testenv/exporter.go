@@ -146,15 +146,15 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 	if o.TLS {
 		health = "https://" + addr + "/healthz"
 	}
-	err = poll(ctx, "exporter /healthz", func(ctx context.Context) error {
+	err = Poll(ctx, "exporter /healthz", func(ctx context.Context) error {
 		if e.Exited() {
-			return errExited
+			return ErrExited
 		}
 		return GetOK(ctx, health)
 	})
 	if err != nil {
 		_ = e.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w; output ends:\n%s", err, lastLines(e.Output(), 40))
+		return nil, fmt.Errorf("%w; output ends:\n%s", err, LastLines(e.Output(), 40))
 	}
 	return e, nil
 }
@@ -268,8 +268,8 @@ func ConfigResources(effective map[string]any) []string {
 	return out
 }
 
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
+// LastLines returns the last n lines of s.
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -147,3 +147,31 @@ func (p *Process) waitExit(timeout time.Duration) bool {
 	}
 	return true
 }
+
+// Tail returns the last n lines of a file, or the error reading it.
+func Tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return LastLines(string(b), n)
+}
+
+// LineDiff lists the lines only in want (prefixed "- ") and only in got
+// ("+ "), for messages comparing two texts whose line order is not the
+// point.
+func LineDiff(want, got string) string {
+	ws, gs := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var out []string
+	for _, l := range ws {
+		if !slices.Contains(gs, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range gs {
+		if !slices.Contains(ws, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -151,9 +151,9 @@ func (p *Processes) Stop() error {
 // waitAPIServer polls /readyz until it answers ok or ctx ends.
 func (p *Processes) waitAPIServer(ctx context.Context) error {
 	rc := p.env.Client.Discovery().RESTClient()
-	return poll(ctx, "kube-apiserver ready", func(ctx context.Context) error {
+	return Poll(ctx, "kube-apiserver ready", func(ctx context.Context) error {
 		if p.APIServer.Exited() {
-			return errExited
+			return ErrExited
 		}
 		return rc.Get().AbsPath("/readyz").Do(ctx).Error()
 	})
@@ -162,9 +162,9 @@ func (p *Processes) waitAPIServer(ctx context.Context) error {
 // waitEtcd polls etcd's /health until it answers ok or ctx ends.
 func (p *Processes) waitEtcd(ctx context.Context) error {
 	url := p.env.EtcdURL().String() + "/health"
-	return poll(ctx, "etcd healthy", func(ctx context.Context) error {
+	return Poll(ctx, "etcd healthy", func(ctx context.Context) error {
 		if p.Etcd.Exited() {
-			return errExited
+			return ErrExited
 		}
 		return GetOK(ctx, url)
 	})
@@ -191,11 +191,13 @@ func GetOK(ctx context.Context, url string) error {
 // https certificates are self-signed.
 var probeClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 
-var errExited = errors.New("process exited")
+// ErrExited tells Poll to give up: the process it waits for has ended.
+var ErrExited = errors.New("process exited")
 
-// poll calls check every 200ms until it returns nil; it gives up when ctx
-// ends or the process exited, returning check's last error.
-func poll(ctx context.Context, what string, check func(context.Context) error) error {
+// Poll calls check every 200ms (each call limited to 5s) until it returns
+// nil; it gives up when ctx ends or check returns an error wrapping
+// ErrExited, returning check's last error.
+func Poll(ctx context.Context, what string, check func(context.Context) error) error {
 	for {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := check(cctx)
@@ -203,7 +205,7 @@ func poll(ctx context.Context, what string, check func(context.Context) error) e
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, errExited):
+		case errors.Is(err, ErrExited):
 			return fmt.Errorf("waiting for %s: %w", what, err)
 		}
 		select {
