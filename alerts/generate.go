@@ -176,5 +176,5 @@ func (s generator) alert(a alertDef) rulefmt.Rule {
 
 // resourceRef names the alert's resource and cluster in annotations.
 func (s generator) resourceRef() string {
-	return fmt.Sprintf("Resource {{ $labels.resource }} in %s {{ $labels.%s }}", s.ClusterLabel, s.ClusterLabel)
+	return fmt.Sprintf("Resource {{ $labels.resource }}{{ with $labels.%s }} in %s {{ . }}{{ end }}", s.ClusterLabel, s.ClusterLabel)
 }

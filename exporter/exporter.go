@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -188,6 +191,7 @@ func (e *exporter) canaries(resolved []resolve.Resolved) ([]*probe.Canary, error
 		c, err := e.monitor.NewCanary(e.opts.ProbeConfig, probe.CanaryOptions{
 			GVR: r.GVR, Kind: r.Kind,
 			Namespace: cc.Namespace, Name: cc.Name, Interval: cc.Interval.Duration, Deadline: cc.Deadline.Duration,
+			OwnerReferences: podOwner(cc.Namespace),
 		})
 		if err != nil {
 			return nil, &configError{err}
@@ -230,4 +234,17 @@ func tuned(c *rest.Config) *rest.Config {
 		c.QPS, c.Burst = 50, 100
 	}
 	return c
+}
+
+// podOwner returns the exporter's pod as the owner of a canary object in
+// namespace, when the downward API names the pod (the chart sets POD_NAME,
+// POD_NAMESPACE and POD_UID) and the object lives in the pod's namespace:
+// owner references cannot cross namespaces. blockOwnerDeletion stays unset,
+// so no extra RBAC is needed.
+func podOwner(namespace string) []metav1.OwnerReference {
+	name, ns, uid := os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE"), os.Getenv("POD_UID")
+	if name == "" || uid == "" || ns != namespace {
+		return nil
+	}
+	return []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: name, UID: types.UID(uid)}}
 }

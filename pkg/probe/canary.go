@@ -40,6 +40,11 @@ type CanaryOptions struct {
 	// Interval between writes (default 10s) and Deadline after which an
 	// undelivered write counts as lost (default 60s).
 	Interval, Deadline time.Duration
+	// OwnerReferences are set on the canary object when it is created, e.g.
+	// the exporter's pod: the garbage collector then deletes the object with
+	// its owner even when the writer cannot (it crashed, or lost its RBAC
+	// before it stopped).
+	OwnerReferences []metav1.OwnerReference
 }
 
 func (o *CanaryOptions) defaults() {
@@ -235,7 +240,7 @@ func (c *Canary) Run(ctx context.Context) {
 	defer cancel()
 	err := c.client.Resource(c.opts.GVR).Namespace(c.opts.Namespace).Delete(dctx, c.opts.Name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		c.log.Info("could not delete the canary object on shutdown", "err", err)
+		c.log.Error(err, "could not delete the canary object on shutdown (its owner references, if any, let the garbage collector remove it)")
 	}
 }
 
@@ -285,6 +290,7 @@ func (c *Canary) write(ctx context.Context, now time.Time) (string, error) {
 		u.SetNamespace(c.opts.Namespace)
 		u.SetName(c.opts.Name)
 		u.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "rvsync-slo", "app.kubernetes.io/component": "canary"})
+		u.SetOwnerReferences(c.opts.OwnerReferences)
 		u.SetAnnotations(map[string]string{heartbeatAnnotation: stamp})
 		obj, err = res.Create(ctx, u, metav1.CreateOptions{})
 	}

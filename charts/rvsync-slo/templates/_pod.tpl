@@ -37,8 +37,10 @@ spec:
         - {{ . | quote }}
         {{- end }}
       env:
-        # the canary writes one ConfigMap per pod, named after it; in the
-        # sharded StatefulSet the pod name's ordinal is the shard
+        # the canary writes one ConfigMap per pod, named after it and owned
+        # by it (the garbage collector removes it with the pod, also when
+        # helm uninstall removed the RBAC the exporter would delete it with);
+        # in the sharded StatefulSet the pod name's ordinal is the shard
         - name: POD_NAME
           valueFrom:
             fieldRef:
@@ -47,6 +49,10 @@ spec:
           valueFrom:
             fieldRef:
               fieldPath: metadata.namespace
+        - name: POD_UID
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.uid
       ports:
         - name: metrics
           containerPort: {{ .Values.exporter.port }}
