@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -26,8 +28,11 @@ import (
 type APIProxy struct {
 	ln      net.Listener
 	srv     *http.Server
-	gate    *gate
 	watches atomic.Int64
+
+	mu       sync.Mutex
+	gates    map[string]*gate // by the watched resource, so one can be stalled alone
+	stallAll bool             // StallWatches holds: new gates start stalled
 }
 
 // StartAPIProxy listens on listen (host:port; port 0 picks one) and
@@ -38,7 +43,7 @@ func StartAPIProxy(listen string, upstream *url.URL, upstreamCAs *x509.CertPool,
 	if err != nil {
 		return nil, err
 	}
-	p := &APIProxy{ln: ln, gate: newGate()}
+	p := &APIProxy{ln: ln, gates: map[string]*gate{}}
 	transport := &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: upstreamCAs, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:   true,
@@ -58,7 +63,7 @@ func StartAPIProxy(listen string, upstream *url.URL, upstreamCAs *x509.CertPool,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if isWatch(r) {
 				p.watches.Add(1)
-				w = &gatedWriter{ResponseWriter: w, gate: p.gate}
+				w = &gatedWriter{ResponseWriter: w, gate: p.gateOf(watchedResource(r))}
 			}
 			rp.ServeHTTP(w, r)
 		}),
@@ -76,6 +81,25 @@ func isWatch(r *http.Request) bool {
 	return w == "true" || w == "1"
 }
 
+// watchedResource is the resource a watch request watches: the last
+// element of its path ("configmaps" in /api/v1/namespaces/ns/configmaps).
+func watchedResource(r *http.Request) string { return path.Base(r.URL.Path) }
+
+// gateOf returns the gate of a resource's watches.
+func (p *APIProxy) gateOf(resource string) *gate {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g, ok := p.gates[resource]
+	if !ok {
+		g = newGate()
+		if p.stallAll {
+			g.stall()
+		}
+		p.gates[resource] = g
+	}
+	return g
+}
+
 // Addr is the proxy's listening address (host:port).
 func (p *APIProxy) Addr() string { return p.ln.Addr().String() }
 
@@ -85,14 +109,42 @@ func (p *APIProxy) Watches() int64 { return p.watches.Load() }
 
 // StallWatches stops every watch response, open and future, from sending
 // more: events are held, connections and every other request carry on.
-func (p *APIProxy) StallWatches() { p.gate.stall() }
+func (p *APIProxy) StallWatches() {
+	p.mu.Lock()
+	p.stallAll = true
+	p.mu.Unlock()
+	p.each(func(_ string, g *gate) { g.stall() })
+}
 
-// Release ends a stall; the held events flow on.
-func (p *APIProxy) Release() { p.gate.release() }
+// StallWatchesOf stalls the watches of the given resources only (plural
+// names, e.g. "configmaps"), open and future.
+func (p *APIProxy) StallWatchesOf(resources ...string) {
+	for _, r := range resources {
+		p.gateOf(r).stall()
+	}
+}
+
+// Release ends every stall; the held events flow on.
+func (p *APIProxy) Release() {
+	p.mu.Lock()
+	p.stallAll = false
+	p.mu.Unlock()
+	p.each(func(_ string, g *gate) { g.release() })
+}
+
+// each calls f on every gate; StallWatches also stalls the watches of
+// resources not seen yet.
+func (p *APIProxy) each(f func(string, *gate)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for r, g := range p.gates {
+		f(r, g)
+	}
+}
 
 // Close stops the proxy; open streams end.
 func (p *APIProxy) Close() error {
-	p.gate.close()
+	p.each(func(_ string, g *gate) { g.close() })
 	err := p.srv.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

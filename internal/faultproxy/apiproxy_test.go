@@ -12,10 +12,16 @@ import (
 	"time"
 )
 
-// TestAPIProxyStallsWatchesOnly: through the proxy a watch streams events
-// and a list answers; StallWatches holds the watch's events while lists
-// still answer; Release lets the held events flow.
-func TestAPIProxyStallsWatchesOnly(t *testing.T) {
+// apiRig is an upstream that answers lists with "list" and watches with an
+// event every 10ms, behind an APIProxy.
+type apiRig struct {
+	t      *testing.T
+	proxy  *APIProxy
+	client *http.Client
+	base   string
+}
+
+func newAPIRig(t *testing.T) *apiRig {
 	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isWatch(r) {
 			fmt.Fprintln(w, "list")
@@ -33,7 +39,7 @@ func TestAPIProxyStallsWatchesOnly(t *testing.T) {
 			}
 		}
 	}))
-	defer upstream.Close()
+	t.Cleanup(upstream.Close)
 	u, _ := url.Parse(upstream.URL)
 	cas := x509.NewCertPool()
 	cas.AddCert(upstream.Certificate())
@@ -41,15 +47,20 @@ func TestAPIProxyStallsWatchesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	client := upstream.Client() // trusts the certificate the proxy serves too
-	base := "https://" + p.Addr()
+	t.Cleanup(func() { _ = p.Close() })
+	// the upstream's client trusts the certificate the proxy serves too
+	return &apiRig{t: t, proxy: p, client: upstream.Client(), base: "https://" + p.Addr()}
+}
 
-	resp, err := client.Get(base + "/api/v1/configmaps?watch=true")
+// watch opens a watch of path through the proxy and returns a function
+// that waits up to a duration for its next event.
+func (r *apiRig) watch(path string) func(time.Duration) (string, bool) {
+	r.t.Helper()
+	resp, err := r.client.Get(r.base + path + "?watch=true")
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	r.t.Cleanup(func() { resp.Body.Close() })
 	events := make(chan string, 1000)
 	go func() {
 		sc := bufio.NewScanner(resp.Body)
@@ -67,38 +78,89 @@ func TestAPIProxyStallsWatchesOnly(t *testing.T) {
 		}
 	}
 	if _, ok := next(10 * time.Second); !ok {
-		t.Fatal("no event through the proxy")
+		r.t.Fatalf("no event of %s through the proxy", path)
 	}
-	list := func() string {
-		t.Helper()
-		r, err := client.Get(base + "/api/v1/configmaps?limit=1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Body.Close()
-		b, _ := io.ReadAll(r.Body)
-		return string(b)
-	}
+	return next
+}
 
-	p.StallWatches()
-	// drain what passed the gate before the stall took hold (a broken
-	// stall keeps streaming: bounded, the check below then fails)
+func (r *apiRig) list() string {
+	r.t.Helper()
+	resp, err := r.client.Get(r.base + "/api/v1/configmaps?limit=1")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// drain reads what passed the gate before a stall took hold (a broken
+// stall keeps streaming: bounded, the check after it then fails).
+func drain(next func(time.Duration) (string, bool)) {
 	for range 20 {
 		if _, ok := next(300 * time.Millisecond); !ok {
-			break
+			return
 		}
 	}
-	if got := list(); got != "list\n" {
+}
+
+// TestAPIProxyStallsWatchesOnly: through the proxy a watch streams events
+// and a list answers; StallWatches holds the watch's events while lists
+// still answer; Release lets the held events flow.
+func TestAPIProxyStallsWatchesOnly(t *testing.T) {
+	r := newAPIRig(t)
+	next := r.watch("/api/v1/configmaps")
+	r.proxy.StallWatches()
+	drain(next)
+	if got := r.list(); got != "list\n" {
 		t.Errorf("a list during the stall: %q", got)
 	}
 	if e, ok := next(500 * time.Millisecond); ok {
 		t.Errorf("an event during the stall: %s", e)
 	}
-	p.Release()
+	r.proxy.Release()
 	if _, ok := next(10 * time.Second); !ok {
 		t.Error("no event after the release")
 	}
-	if n := p.Watches(); n != 1 {
+	if n := r.proxy.Watches(); n != 1 {
 		t.Errorf("Watches() = %d, want 1", n)
+	}
+}
+
+// TestAPIProxyStallsOneResource: StallWatchesOf holds the watches of one
+// resource while another resource's watch streams on, and holds a watch of
+// it opened after the call too.
+func TestAPIProxyStallsOneResource(t *testing.T) {
+	r := newAPIRig(t)
+	configMaps := r.watch("/api/v1/namespaces/ns/configmaps")
+	namespaces := r.watch("/api/v1/namespaces")
+	r.proxy.StallWatchesOf("configmaps")
+	drain(configMaps)
+	if e, ok := configMaps(500 * time.Millisecond); ok {
+		t.Errorf("a stalled configmaps event: %s", e)
+	}
+	if _, ok := namespaces(2 * time.Second); !ok {
+		t.Error("the namespaces watch stalled with configmaps")
+	}
+	resp, err := r.client.Get(r.base + "/api/v1/configmaps?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got := make(chan struct{})
+	go func() {
+		b := make([]byte, 1)
+		if _, err := resp.Body.Read(b); err == nil {
+			close(got)
+		}
+	}()
+	select {
+	case <-got:
+		t.Error("a configmaps watch opened during the stall streamed")
+	case <-time.After(500 * time.Millisecond):
+	}
+	r.proxy.Release()
+	if _, ok := configMaps(10 * time.Second); !ok {
+		t.Error("no configmaps event after the release")
 	}
 }
