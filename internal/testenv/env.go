@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -26,8 +27,8 @@ type Options struct {
 	// EtcdMembers above 1 runs etcd as a cluster of that many members (see
 	// EtcdCluster) and gives kube-apiserver all of them; 0 or 1 runs one.
 	EtcdMembers int
-	// LogDir, if set, receives each member's output of an etcd cluster as
-	// <member name>.log.
+	// LogDir, if set, receives the output of kube-apiserver as
+	// kube-apiserver.log and of each etcd cluster member as <member>.log.
 	LogDir string
 }
 
@@ -42,6 +43,17 @@ type Env struct {
 	Etcd *EtcdCluster
 	// etcdDir holds the data of the cluster members envtest does not run.
 	etcdDir string
+	logs    []*os.File
+}
+
+// logFile opens dir/name.log for a process's output, appending (a
+// restarted process goes on in the same file); Stop closes it.
+func (e *Env) logFile(dir, name string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err == nil {
+		e.logs = append(e.logs, f)
+	}
+	return f, err
 }
 
 // Start starts a control plane. Stop it with Stop.
@@ -56,6 +68,14 @@ func Start(opts Options) (*Env, error) {
 			Etcd:      &envtest.Etcd{Path: etcd, StartTimeout: time.Minute, StopTimeout: time.Minute},
 		},
 	}
+	e := &Env{Environment: env}
+	if opts.LogDir != "" {
+		f, err := e.logFile(opts.LogDir, "kube-apiserver")
+		if err != nil {
+			return nil, err
+		}
+		env.ControlPlane.APIServer.Out, env.ControlPlane.APIServer.Err = f, f
+	}
 	args := env.ControlPlane.APIServer.Configure()
 	for k, v := range opts.APIServerArgs {
 		args.Set(k, v)
@@ -67,12 +87,15 @@ func Start(opts Options) (*Env, error) {
 	// to minutes old (see README, "Requirements").
 	etcdArgs := map[string]string{"watch-progress-notify-interval": "5s"}
 	maps.Copy(etcdArgs, opts.EtcdArgs)
-	e := &Env{Environment: env}
 	if opts.EtcdMembers > 1 {
 		if e.etcdDir, err = os.MkdirTemp("", "rvsync-etcd-"); err != nil {
 			return nil, err
 		}
-		if e.Etcd, err = newEtcdCluster(env.ControlPlane.Etcd, opts.EtcdMembers, etcdArgs, e.etcdDir, opts.LogDir); err != nil {
+		var logs func(string) (*os.File, error)
+		if opts.LogDir != "" {
+			logs = func(member string) (*os.File, error) { return e.logFile(opts.LogDir, member) }
+		}
+		if e.Etcd, err = newEtcdCluster(env.ControlPlane.Etcd, opts.EtcdMembers, etcdArgs, e.etcdDir, logs); err != nil {
 			_ = os.RemoveAll(e.etcdDir)
 			return nil, err
 		}
@@ -122,13 +145,18 @@ func StartT(t testing.TB, opts Options) *Env {
 // a restart started it; envtest then finds its processes ended and only
 // removes their directories.
 func (e *Env) Stop() error {
-	if e.Etcd == nil {
-		return e.Environment.Stop()
+	var errs []error
+	if e.Etcd != nil {
+		errs = append(errs, e.Environment.ControlPlane.APIServer.Stop(), e.Etcd.Stop())
 	}
-	errAPI := e.Environment.ControlPlane.APIServer.Stop()
-	errEtcd := e.Etcd.Stop()
-	errEnv := e.Environment.Stop()
-	return errors.Join(errAPI, errEtcd, errEnv, os.RemoveAll(e.etcdDir))
+	errs = append(errs, e.Environment.Stop())
+	if e.etcdDir != "" {
+		errs = append(errs, os.RemoveAll(e.etcdDir))
+	}
+	for _, f := range e.logs {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // EtcdURL is the client URL of etcd.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -47,6 +48,12 @@ type EtcdMember struct {
 	// after envtest started it.
 	Process *Process
 	log     io.Writer
+	frozen  atomic.Bool // paused by FreezeLeader: it answers nothing
+}
+
+// answers reports whether m runs and is not frozen.
+func (m *EtcdMember) answers() bool {
+	return m.Process != nil && !m.Process.Exited() && !m.frozen.Load()
 }
 
 // Grace period of a member's stop before SIGKILL: a stopped leader first
@@ -57,7 +64,7 @@ const etcdMemberGrace = 30 * time.Second
 // etcd: it chooses every member's ports and flags, configures envtest's etcd
 // accordingly, and starts members 1…n-1 with extraArgs (in their own
 // directories under dir). Call adoptFirst once envtest has started member 0.
-func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir string, logDir string) (*EtcdCluster, error) {
+func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir string, logs func(member string) (*os.File, error)) (*EtcdCluster, error) {
 	c := &EtcdCluster{ids: map[uint64]*EtcdMember{}}
 	var initial []string
 	for i := range n {
@@ -70,8 +77,8 @@ func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir 
 			return nil, err
 		}
 		m := &EtcdMember{Name: fmt.Sprintf("etcd-%d", i), ClientURL: "http://" + client, PeerURL: "http://" + peer}
-		if logDir != "" {
-			f, err := os.OpenFile(filepath.Join(logDir, m.Name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if logs != nil {
+			f, err := logs(m.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -161,9 +168,6 @@ func (c *EtcdCluster) Stop() error {
 		if m.Process != nil {
 			errs = append(errs, m.Process.Stop(etcdMemberGrace))
 		}
-		if cl, ok := m.log.(io.Closer); ok {
-			_ = cl.Close()
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -224,8 +228,8 @@ func (c *EtcdCluster) Leader(ctx context.Context) (*EtcdMember, uint64, error) {
 	c.mu.Lock()
 	m, ok := c.ids[leader]
 	c.mu.Unlock()
-	if !ok || m.Process.Exited() {
-		// the followers of a killed leader trust it until their election timeout
+	if !ok || !m.answers() {
+		// the followers of a killed or frozen leader trust it until their election timeout
 		return nil, 0, fmt.Errorf("leader %x is no running member", leader)
 	}
 	return m, term, nil
@@ -278,6 +282,44 @@ func (c *EtcdCluster) MoveLeader(ctx context.Context) (from, to *EtcdMember, ter
 	return from, to, term, err
 }
 
+// FreezeLeader freezes the leader (SIGSTOP) until the other members have
+// elected a new leader among themselves, then lets it run on: it sees the
+// higher term and follows. This is how leadership flaps in production: a
+// leader that misses heartbeats for longer than the election timeout
+// (CPU starvation, a stalled disk, a long pause) is voted out, unlike
+// MoveLeader's orderly hand-over. Requests the API server sent to the
+// frozen member wait meanwhile. It returns the old and new leader, the new
+// term and how long the old leader was frozen.
+func (c *EtcdCluster) FreezeLeader(ctx context.Context) (from, to *EtcdMember, term uint64, frozen time.Duration, err error) {
+	from, old, err := c.WaitLeader(ctx)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	if err := from.Process.Pause(); err != nil {
+		return nil, nil, 0, 0, err
+	}
+	start := time.Now()
+	from.frozen.Store(true)
+	err = poll(ctx, "a new leader elected while "+from.Name+" is frozen", func(ctx context.Context) error {
+		var err error
+		to, term, err = c.Leader(ctx)
+		if err == nil && term <= old {
+			err = fmt.Errorf("%s still leads in term %d", to.Name, term)
+		}
+		return err
+	})
+	from.frozen.Store(false)
+	frozen = time.Since(start)
+	if rerr := from.Process.Resume(); rerr != nil {
+		return nil, nil, 0, 0, errors.Join(err, rerr)
+	}
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	_, term, err = c.WaitLeader(ctx)
+	return from, to, term, frozen, err
+}
+
 // KillMember kills m (SIGKILL): it vanishes without handing over its
 // leadership, as a crashed or powered-off node does, so the others must
 // detect the loss (election timeout) and elect a new leader. SIGTERM would
@@ -304,11 +346,11 @@ func (c *EtcdCluster) RestartMember(ctx context.Context, m *EtcdMember) error {
 	return err
 }
 
-// running returns the members whose process runs.
+// running returns the members that answer.
 func (c *EtcdCluster) running() []*EtcdMember {
 	var out []*EtcdMember
 	for _, m := range c.Members {
-		if m.Process != nil && !m.Process.Exited() {
+		if m.answers() {
 			out = append(out, m)
 		}
 	}
@@ -319,7 +361,7 @@ func (c *EtcdCluster) running() []*EtcdMember {
 func (c *EtcdCluster) next(m *EtcdMember) *EtcdMember {
 	for i := range c.Members {
 		cand := c.Members[(indexOf(c.Members, m)+1+i)%len(c.Members)]
-		if cand != m && cand.Process != nil && !cand.Process.Exited() {
+		if cand != m && cand.answers() {
 			return cand
 		}
 	}
