@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,16 +14,11 @@ import (
 )
 
 // freeAddr returns a loopback address with a port that was free a moment
-// ago, for programs that take a listen address but cannot report the port
-// they picked.
+// ago (testenv.FreeAddr).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testenv.FreeAddr()
 	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return addr
