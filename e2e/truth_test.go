@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -234,16 +235,25 @@ func (g *truth) counters() informerCounts {
 func (g *truth) listLatencies(from, to time.Time) latencies {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return summarize(g.lists, from, to)
+}
+
+// errLost marks a write not delivered within the canary deadline.
+var errLost = errors.New("not delivered within the canary deadline")
+
+// summarize summarizes the calls sent in [from, to).
+func summarize(calls []timedCall, from, to time.Time) latencies {
 	var l latencies
-	for _, c := range g.lists {
-		if c.at.Before(from) || !c.at.Before(to) {
-			continue
-		}
-		if c.err != nil {
+	for _, c := range calls {
+		switch {
+		case !within(c.at, from, to):
+		case errors.Is(c.err, errLost):
+			l.lost++
+		case c.err != nil:
 			l.errors++
-			continue
+		default:
+			l.observe(c.d.Seconds())
 		}
-		l.observe(c.d.Seconds())
 	}
 	return l
 }
@@ -255,7 +265,7 @@ func (g *truth) errors(from, to time.Time) map[string]int {
 	defer g.mu.Unlock()
 	seen := map[string]int{}
 	add := func(at time.Time, err error) {
-		if err != nil && !at.Before(from) && at.Before(to) {
+		if err != nil && within(at, from, to) {
 			seen[err.Error()]++
 		}
 	}
@@ -267,6 +277,9 @@ func (g *truth) errors(from, to time.Time) map[string]int {
 	}
 	return seen
 }
+
+// within reports whether at lies in [from, to).
+func within(at, from, to time.Time) bool { return !at.Before(from) && at.Before(to) }
 
 // deliveredAt returns when the informer first delivered the canary object
 // at or past rv.
@@ -293,24 +306,22 @@ func (g *truth) deliveredAt(rv uint64) (time.Time, bool) {
 func (g *truth) canaryLatencies(from, to time.Time) latencies {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var l latencies
+	var calls []timedCall
 	for _, w := range g.writes {
-		if w.sent.Before(from) || !w.sent.Before(to) {
-			continue
-		}
-		if w.err != nil {
-			l.errors++
-			continue
-		}
-		at, ok := g.deliveredAt(w.rv)
+		c := timedCall{at: w.sent, err: w.err}
+		at, delivered := g.deliveredAt(w.rv)
 		switch {
-		case w.rv != 0 && ok:
-			l.observe(max(0, at.Sub(w.sent).Seconds()))
+		case w.err != nil:
+		case w.rv != 0 && delivered:
+			c.d = max(0, at.Sub(w.sent))
 		case to.Sub(w.sent) > canaryDeadline:
-			l.lost++
+			c.err = errLost
+		default:
+			continue // pending
 		}
+		calls = append(calls, c)
 	}
-	return l
+	return summarize(calls, from, to)
 }
 
 // maxStaleness is the largest staleness over [from, to] that the truth
