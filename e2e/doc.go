@@ -5,7 +5,7 @@
 // One control plane (etcd and kube-apiserver from bin/), a workload writing
 // ConfigMaps and converging Deployments, the exporter configured and
 // authorized as the Helm chart would (config and RBAC rendered from the
-// chart's values, running in-process as the chart's ServiceAccount, its
+// chart's values, a process acting as the chart's ServiceAccount, its
 // informers behind a fault proxy, its head probe and canary direct), a real
 // Prometheus (Debian package `prometheus`) scraping it every second with the
 // rule file of alerts.Render for a spec with scaled-down windows, and a real
@@ -24,7 +24,12 @@
 //     versions go backwards and RvsyncResourceVersionRegression fires;
 //  6. every panel query of the chart's dashboards returns data.
 //
-// `go test -short` skips the suite. On failure each scenario logs the
+// TestEtcdLeaderChanges runs beside it on a stack of its own whose etcd has
+// three members: an orderly leader move and an election, leader flapping,
+// and the leader's member killed for 30s, each judged against the test's
+// own measurement of the same quantities (see truth).
+//
+// `go test -short` skips both. On failure each scenario logs the
 // webhook's notifications, Prometheus's alerts, the exporter's rvsync
 // series and the tails of every process log.
 package e2e
