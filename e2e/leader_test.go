@@ -37,14 +37,13 @@ const slack = 500 * time.Millisecond
 //  1. one orderly leader move, then one election: each is reported as the
 //     truth saw it, no RV regression is counted, nothing pages;
 //  2. an election every 10s for 2 minutes: List latency, canary latency
-//     and staleness follow the truth's, RvsyncCanaryWriteErrors (a ticket) goes
-//     off for the canary writes that etcd delays or refuses, nothing pages;
+//     and staleness follow the truth's, RvsyncCanaryWriteErrors (a ticket)
+//     goes off for the canary writes that elections delay past their
+//     timeout or that etcd refuses, nothing pages;
 //  3. the leader's member killed for 30s, then restarted: reported as the
 //     truth saw it, and the same exporter is fresh again.
 func TestEtcdLeaderChanges(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the end-to-end suite takes minutes")
-	}
+	testenv.SkipShort(t, "a three-member etcd, kube-apiserver, Prometheus and Alertmanager")
 	t.Parallel()
 	s := startStack(t, stackOptions{etcdMembers: 3})
 	l := &leaderSuite{stack: s, truth: startTruth(t, s.env.Config, workloadNamespace)}
@@ -72,9 +71,12 @@ type stalenessSample struct {
 	value float64
 }
 
+// stalenessEvery is the period of recordStaleness: Prometheus's 1s scrapes
+// could miss the peak of a blip that lasts a second or two.
+const stalenessEvery = 250 * time.Millisecond
+
 // recordStaleness scrapes the exporter's staleness of the canary resource
-// every 250ms until the test ends: Prometheus's 1s scrapes could miss the
-// peak of a blip that lasts a second or two.
+// every stalenessEvery until the test ends.
 func (l *leaderSuite) recordStaleness(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -84,7 +86,7 @@ func (l *leaderSuite) recordStaleness(t *testing.T) {
 	})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(250 * time.Millisecond)
+		tick := time.NewTicker(stalenessEvery)
 		defer tick.Stop()
 		for {
 			select {
@@ -223,7 +225,8 @@ func judgeCounts(t *testing.T, j sides) {
 //     interval of a blocking period and waits for its end.
 //   - The largest staleness is the truth's, no more than two of the
 //     exporter's intervals later (it proves freshness once per probe and
-//     canary, the truth five times a second), and not less.
+//     canary, the truth five times a second), and not less than the truth's
+//     but for the record's sampling.
 func judgeSignals(t *testing.T, j sides) {
 	t.Helper()
 	agree := func(what string, exporter, truth latencies) {
@@ -246,7 +249,7 @@ func judgeSignals(t *testing.T, j sides) {
 	if waited := j.truthLists.max - (probeInterval + slack).Seconds(); j.lists.max < waited {
 		t.Errorf("%s: a List of the truth took %.3gs, no head probe more than %.3gs", j.name, j.truthLists.max, j.lists.max)
 	}
-	if j.stale < j.truthStale-slack || j.stale > j.truthStale+2*max(probeInterval, canaryInterval)+slack {
+	if j.stale < j.truthStale-stalenessEvery-slack || j.stale > j.truthStale+2*max(probeInterval, canaryInterval)+slack {
 		t.Errorf("%s: the exporter's largest staleness %v, the truth's %v", j.name, j.stale, j.truthStale)
 	}
 }
@@ -363,9 +366,11 @@ func (l *leaderSuite) holdNoPage(t *testing.T, start time.Time) {
 }
 
 // flapping: an election every flapEvery for flapFor. The caches stay fresh
-// within seconds, so no SLO pages; the canary writes that elections delay
-// past their timeout or that etcd refuses ("request timed out") set off
-// RvsyncCanaryWriteErrors, the ticket for a sustained fault the SLOs do not see.
+// within seconds, so no SLO pages. The canary writes that an election
+// delays past their timeout (one canary interval here) or that etcd
+// refuses ("request timed out") count as failed, truthfully (judgeSignals),
+// and set off RvsyncCanaryWriteErrors: the ticket for a sustained fault that
+// the freshness SLOs rightly do not page for.
 func (l *leaderSuite) flapping(t *testing.T) {
 	l.scenario(t)
 	ctx, cancel := context.WithTimeout(context.Background(), flapFor+5*time.Minute)
@@ -380,10 +385,16 @@ func (l *leaderSuite) flapping(t *testing.T) {
 		t.Logf("election %d: %s frozen %v, %s leads in term %d", i+1, from.Name, frozen.Round(time.Millisecond), to.Name, term)
 	}
 	l.settle(t, time.Now())
-	l.close(t, w)
-	a := l.prom.waitAlert(t, 2*time.Minute, alerts.AlertCanaryWriteErrors, res(canaryResource),
-		promv1.AlertStatePending, promv1.AlertStateFiring)
-	t.Logf("%s %s: %s", a.State, a.Labels, a.Value)
+	j := l.close(t, w)
+	// Twelve elections of a second or more fail some of the 1s canary's
+	// writes in every run so far; should none fail, there is nothing to alert on.
+	if j.canary.errors > 0 {
+		a := l.prom.waitAlert(t, 2*time.Minute, alerts.AlertCanaryWriteErrors, res(canaryResource),
+			promv1.AlertStatePending, promv1.AlertStateFiring)
+		t.Logf("%s %s: %s", a.State, a.Labels, a.Value)
+	} else {
+		t.Logf("no canary write failed: %s has nothing to report", alerts.AlertCanaryWriteErrors)
+	}
 	l.assertNoPage(t, w.from)
 }
 

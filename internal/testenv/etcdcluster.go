@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,8 +23,9 @@ import (
 
 // EtcdCluster is an etcd cluster of several members on loopback, as
 // production control planes run it, so that tests can change its raft
-// leader: move leadership on demand (MoveLeader) or kill the leader's
-// process and let the others elect a new one (KillMember). Member 0 is the
+// leader: hand leadership over on demand (MoveLeader), stall the leader
+// until the others vote it out (FreezeLeader), or kill the leader's process
+// and let the others elect a new one (KillMember). Member 0 is the
 // etcd that envtest starts and health-checks; the others are started here
 // first, so that member 0 finds a quorum to join. kube-apiserver is given
 // every member's client URL, as it is in a production control plane.
@@ -33,9 +36,9 @@ import (
 // and no etcdctl needs building.
 type EtcdCluster struct {
 	Members []*EtcdMember
-	// ids maps etcd member IDs, learned from Status answers, to members.
+
 	mu  sync.Mutex
-	ids map[uint64]*EtcdMember
+	ids map[uint64]*EtcdMember // raft member IDs, learned from Status answers
 }
 
 // EtcdMember is one etcd process of an EtcdCluster.
@@ -99,9 +102,7 @@ func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir 
 			"initial-cluster-token":       "rvsync-test",
 			"unsafe-no-fsync":             "true",
 		}
-		for k, v := range extraArgs {
-			f[k] = v
-		}
+		maps.Copy(f, extraArgs)
 		return f
 	}
 
@@ -272,11 +273,11 @@ func (c *EtcdCluster) MoveLeader(ctx context.Context) (from, to *EtcdMember, ter
 		return nil, nil, 0, fmt.Errorf("move leader %s → %s: %w", from.Name, to.Name, err)
 	}
 	err = poll(ctx, "every member following "+to.Name, func(ctx context.Context) error {
-		var leader *EtcdMember
-		leader, term, err = c.Leader(ctx)
+		leader, t, err := c.Leader(ctx)
 		if err == nil && leader != to {
 			err = fmt.Errorf("%s leads", leader.Name)
 		}
+		term = t
 		return err
 	})
 	return from, to, term, err
@@ -316,7 +317,7 @@ func (c *EtcdCluster) FreezeLeader(ctx context.Context) (from, to *EtcdMember, t
 	if err != nil {
 		return nil, nil, 0, 0, err
 	}
-	_, term, err = c.WaitLeader(ctx)
+	to, term, err = c.WaitLeader(ctx) // the old leader follows again
 	return from, to, term, frozen, err
 }
 
@@ -359,22 +360,14 @@ func (c *EtcdCluster) running() []*EtcdMember {
 
 // next returns the running member after m in member order, round-robin.
 func (c *EtcdCluster) next(m *EtcdMember) *EtcdMember {
+	at := slices.Index(c.Members, m)
 	for i := range c.Members {
-		cand := c.Members[(indexOf(c.Members, m)+1+i)%len(c.Members)]
+		cand := c.Members[(at+1+i)%len(c.Members)]
 		if cand != m && cand.answers() {
 			return cand
 		}
 	}
 	return nil
-}
-
-func indexOf(ms []*EtcdMember, m *EtcdMember) int {
-	for i, x := range ms {
-		if x == m {
-			return i
-		}
-	}
-	return -1
 }
 
 // gatewayCall POSTs req as JSON to path on m's gRPC gateway and decodes
