@@ -123,18 +123,18 @@ func ownConnection(cfg *rest.Config) *rest.Config {
 // whether or not the previous call returned: a request that hangs in an
 // etcd election does not hold back the ones behind it, so the samples
 // spread evenly over time and their fractions are fractions of time.
-func every(ctx context.Context, wg *sync.WaitGroup, f func(ctx context.Context, sent time.Time)) {
+func every(ctx context.Context, wg *sync.WaitGroup, f func(ctx context.Context)) {
 	tick := time.NewTicker(truthEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case sent := <-tick.C:
+		case <-tick.C:
 			wg.Go(func() {
 				rctx, cancel := context.WithTimeout(ctx, time.Minute)
 				defer cancel()
-				f(rctx, sent)
+				f(rctx)
 			})
 		}
 	}
@@ -142,9 +142,9 @@ func every(ctx context.Context, wg *sync.WaitGroup, f func(ctx context.Context, 
 
 // probe sends the head probe's request, a consistent List limit=1 of
 // configmaps' metadata, and records how long it took.
-func (g *truth) probe(client metadata.Interface) func(context.Context, time.Time) {
+func (g *truth) probe(client metadata.Interface) func(context.Context) {
 	res := client.Resource(corev1.SchemeGroupVersion.WithResource("configmaps"))
-	return func(ctx context.Context, _ time.Time) {
+	return func(ctx context.Context) {
 		start := time.Now()
 		_, err := res.List(ctx, metav1.ListOptions{Limit: 1})
 		d := time.Since(start)
@@ -155,9 +155,9 @@ func (g *truth) probe(client metadata.Interface) func(context.Context, time.Time
 }
 
 // write patches the truth canary and records the write's send time and RV.
-func (g *truth) write(c kubernetes.Interface, ns string) func(context.Context, time.Time) {
+func (g *truth) write(c kubernetes.Interface, ns string) func(context.Context) {
 	cms := c.CoreV1().ConfigMaps(ns)
-	return func(ctx context.Context, _ time.Time) {
+	return func(ctx context.Context) {
 		w := &truthWrite{sent: time.Now()}
 		g.mu.Lock()
 		g.writes = append(g.writes, w)
