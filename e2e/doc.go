@@ -5,7 +5,7 @@
 // One control plane (etcd and kube-apiserver from bin/), a workload writing
 // ConfigMaps and converging Deployments, the exporter configured and
 // authorized as the Helm chart would (config and RBAC rendered from the
-// chart's values, running in-process as the chart's ServiceAccount, its
+// chart's values, a process acting as the chart's ServiceAccount, its
 // informers behind a fault proxy, its head probe and canary direct), a real
 // Prometheus (Debian package `prometheus`) scraping it every second with the
 // rule file of alerts.Render for a spec with scaled-down windows, and a real
@@ -23,6 +23,11 @@
 //  5. etcd is restored from a snapshot taken in scenario 3: resource
 //     versions go backwards and RvsyncResourceVersionRegression fires;
 //  6. every panel query of the chart's dashboards returns data.
+//
+// TestEtcdLeaderChanges runs beside it on a stack of its own whose etcd has
+// three members: an orderly leader move and an election, leader flapping,
+// and the leader's member killed for 30s, each judged against the test's
+// own measurement of the same quantities (see truth).
 //
 // TestCluster goes one step further, into a real single-node cluster
 // (internal/cluster): the chart is helm installed, loaded with 50,000

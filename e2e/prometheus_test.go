@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,14 +184,21 @@ func (p *prometheusServer) alerts() ([]promv1.Alert, error) {
 	return res.Alerts, err
 }
 
-// firing waits until an alert named name with the given labels fires.
+// waitFiring waits until an alert named name with the given labels fires.
 func (p *prometheusServer) waitFiring(t *testing.T, timeout time.Duration, name string, labels map[string]string) promv1.Alert {
 	t.Helper()
+	return p.waitAlert(t, timeout, name, labels, promv1.AlertStateFiring)
+}
+
+// waitAlert waits until an alert named name with the given labels is in
+// one of states.
+func (p *prometheusServer) waitAlert(t *testing.T, timeout time.Duration, name string, labels map[string]string, states ...promv1.AlertState) promv1.Alert {
+	t.Helper()
 	var found promv1.Alert
-	testenv.WaitFor(t, timeout, "Prometheus alert "+name+" firing", func() (bool, error) {
+	testenv.WaitFor(t, timeout, fmt.Sprintf("Prometheus alert %s %v", name, states), func() (bool, error) {
 		as, err := p.alerts()
 		for _, a := range as {
-			if a.State == promv1.AlertStateFiring && string(a.Labels[model.AlertNameLabel]) == name && hasLabels(a.Labels, labels) {
+			if slices.Contains(states, a.State) && string(a.Labels[model.AlertNameLabel]) == name && hasLabels(a.Labels, labels) {
 				found = a
 				return true, nil
 			}

@@ -37,6 +37,14 @@ const (
 	convergeEvery = time.Second
 )
 
+// The exporter's intervals (chart values): short, so that scaled-down
+// burn-rate windows hold enough samples.
+const (
+	probeInterval  = time.Second
+	canaryInterval = time.Second
+	canaryDeadline = 30 * time.Second
+)
+
 // stack is everything the scenarios share.
 type stack struct {
 	env         *testenv.Env
@@ -64,10 +72,19 @@ func testSpec() slo.Spec {
 	return s
 }
 
-func startStack(t *testing.T) *stack {
+// stackOptions are what differs between the stacks of the suites.
+type stackOptions struct {
+	// etcdMembers above 1 runs etcd as a cluster (testenv.EtcdCluster).
+	etcdMembers int
+}
+
+// startStack starts a stack of its own: control plane, workload, exporter,
+// Prometheus, Alertmanager and webhook on ports of their own, so suites can
+// run in parallel.
+func startStack(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
 	s := &stack{spec: testSpec(), logDir: t.TempDir(), snapshotDir: t.TempDir(), start: time.Now()}
-	s.env = testenv.StartT(t, testenv.Options{})
+	s.env = testenv.StartT(t, testenv.Options{EtcdMembers: opts.etcdMembers, LogDir: s.logDir})
 	var err error
 	if s.procs, err = s.env.Processes(logFile(t, s.logDir, "control-plane.log")); err != nil {
 		t.Fatal(err)
@@ -116,8 +133,8 @@ func startStack(t *testing.T) *stack {
 func (s *stack) installChart(t *testing.T) ([]byte, *rest.Config) {
 	t.Helper()
 	m, err := chart.Template(chart.Options{Release: release, Namespace: namespace, Values: map[string]any{
-		"exporter": map[string]any{"probeInterval": "1s"},
-		"canary":   map[string]any{"interval": "1s", "deadline": "30s"},
+		"exporter": map[string]any{"probeInterval": probeInterval.String()},
+		"canary":   map[string]any{"interval": canaryInterval.String(), "deadline": canaryDeadline.String()},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,12 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,6 +24,12 @@ type Options struct {
 	APIServerArgs map[string]string
 	// EtcdArgs are extra etcd flags; they override the defaults.
 	EtcdArgs map[string]string
+	// EtcdMembers above 1 runs etcd as a cluster of that many members (see
+	// EtcdCluster) and gives kube-apiserver all of them; 0 or 1 runs one.
+	EtcdMembers int
+	// LogDir, if set, receives the output of kube-apiserver as
+	// kube-apiserver.log and of each etcd cluster member as <member>.log.
+	LogDir string
 }
 
 // Env is a running etcd + kube-apiserver.
@@ -29,6 +39,21 @@ type Env struct {
 	Config *rest.Config
 	// Client is an admin clientset.
 	Client kubernetes.Interface
+	// Etcd is the etcd cluster when Options.EtcdMembers > 1, else nil.
+	Etcd *EtcdCluster
+	// etcdDir holds the data of the cluster members envtest does not run.
+	etcdDir string
+	logs    []*os.File
+}
+
+// logFile opens dir/name.log for a process's output, appending (a
+// restarted process goes on in the same file); Stop closes it.
+func (e *Env) logFile(dir, name string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err == nil {
+		e.logs = append(e.logs, f)
+	}
+	return f, err
 }
 
 // Start starts a control plane. Stop it with Stop.
@@ -43,6 +68,14 @@ func Start(opts Options) (*Env, error) {
 			Etcd:      &envtest.Etcd{Path: etcd, StartTimeout: time.Minute, StopTimeout: time.Minute},
 		},
 	}
+	e := &Env{Environment: env}
+	if opts.LogDir != "" {
+		f, err := e.logFile(opts.LogDir, "kube-apiserver")
+		if err != nil {
+			return nil, err
+		}
+		env.ControlPlane.APIServer.Out, env.ControlPlane.APIServer.Err = f, f
+	}
 	args := env.ControlPlane.APIServer.Configure()
 	for k, v := range opts.APIServerArgs {
 		args.Set(k, v)
@@ -52,21 +85,43 @@ func Start(opts Options) (*Env, error) {
 	// its RV current and the ~1/min bookmarks carry it to the informers.
 	// With etcd's 10m default, a quiet resource's bookmarks carry an RV up
 	// to minutes old (see README, "Requirements").
-	etcdArgs := env.ControlPlane.Etcd.Configure()
-	etcdArgs.Set("watch-progress-notify-interval", "5s")
-	for k, v := range opts.EtcdArgs {
-		etcdArgs.Set(k, v)
+	etcdArgs := map[string]string{"watch-progress-notify-interval": "5s"}
+	maps.Copy(etcdArgs, opts.EtcdArgs)
+	if opts.EtcdMembers > 1 {
+		if e.etcdDir, err = os.MkdirTemp("", "rvsync-etcd-"); err != nil {
+			return nil, err
+		}
+		var logs func(string) (*os.File, error)
+		if opts.LogDir != "" {
+			logs = func(member string) (*os.File, error) { return e.logFile(opts.LogDir, member) }
+		}
+		if e.Etcd, err = newEtcdCluster(env.ControlPlane.Etcd, opts.EtcdMembers, etcdArgs, e.etcdDir, logs); err != nil {
+			_ = os.RemoveAll(e.etcdDir)
+			return nil, err
+		}
+		args.Set("etcd-servers", e.Etcd.Endpoints())
+	} else {
+		for k, v := range etcdArgs {
+			env.ControlPlane.Etcd.Configure().Set(k, v)
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		_ = e.Stop()
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		_ = env.Stop()
+	e.Config = cfg
+	if e.Etcd != nil {
+		if err := e.Etcd.adoptFirst(env.ControlPlane.Etcd); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+	}
+	if e.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+		_ = e.Stop()
 		return nil, err
 	}
-	return &Env{Environment: env, Config: cfg, Client: client}, nil
+	return e, nil
 }
 
 // StartT starts a control plane for a test and stops it when the test ends.
@@ -85,8 +140,24 @@ func StartT(t testing.TB, opts Options) *Env {
 	return e
 }
 
-// Stop stops the control plane.
-func (e *Env) Stop() error { return e.Environment.Stop() }
+// Stop stops the control plane. With an etcd cluster, kube-apiserver stops
+// first (while etcd still answers), then every member, whether envtest or
+// a restart started it; envtest then finds its processes ended and only
+// removes their directories.
+func (e *Env) Stop() error {
+	var errs []error
+	if e.Etcd != nil {
+		errs = append(errs, e.Environment.ControlPlane.APIServer.Stop(), e.Etcd.Stop())
+	}
+	errs = append(errs, e.Environment.Stop())
+	if e.etcdDir != "" {
+		errs = append(errs, os.RemoveAll(e.etcdDir))
+	}
+	for _, f := range e.logs {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
 
 // EtcdURL is the client URL of etcd.
 func (e *Env) EtcdURL() *url.URL { return e.Environment.ControlPlane.Etcd.URL }

@@ -130,7 +130,19 @@ func (p *Process) Stop(grace time.Duration) error {
 	if p.waitExit(grace) {
 		return nil
 	}
-	_ = p.signal(syscall.SIGKILL)
+	return p.Kill()
+}
+
+// Kill ends the process at once (SIGKILL, which a paused process obeys too)
+// and waits for it to exit: a crash, with no chance to clean up or hand
+// anything over.
+func (p *Process) Kill() error {
+	if p.pid == 0 || p.Exited() {
+		return nil
+	}
+	if err := p.signal(syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
 	if !p.waitExit(30 * time.Second) {
 		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", filepath.Base(p.Path), p.pid)
 	}

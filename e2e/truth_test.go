@@ -1,0 +1,416 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+)
+
+// Cadence of the ground truth's own Lists and canary writes: five times the
+// exporter's (1s in the chart values of the stack), so that its
+// distributions are the finer ones.
+const truthEvery = 200 * time.Millisecond
+
+// truthCanary is the ConfigMap the ground truth writes and watches.
+const truthCanary = "truth-canary"
+
+// truth is the test's own measurement of what the API server serves, taken
+// beside the exporter on connections of its own and with none of its code:
+// consistent Lists like the exporter's head probe, timed writes of its own
+// canary object seen through its own informer of configmaps (the resource
+// the exporter's canary uses), and that informer's watch starts, watch
+// errors and relists. The scenarios judge the exporter against it.
+type truth struct {
+	mu         sync.Mutex
+	lists      []timedCall
+	writes     []*truthWrite
+	deliveries []delivery // of the canary object, in watch (= RV) order
+	synced     bool
+	counts     informerCounts
+}
+
+// timedCall is one request: when it was sent, how long it took, its error.
+type timedCall struct {
+	at  time.Time
+	d   time.Duration
+	err error
+}
+
+// truthWrite is one write of the truth canary.
+type truthWrite struct {
+	sent time.Time
+	rv   uint64 // 0 until it answered, or when it failed
+	err  error
+}
+
+type delivery struct {
+	rv uint64
+	at time.Time
+}
+
+// informerCounts are what an informer saw: watches started (not counting
+// watch-lists), errors its reflector reported (a failed watch call or an
+// error that ended a watch), and full lists (List or watch-list) after the
+// first.
+type informerCounts struct {
+	watches, watchErrors, relists int
+}
+
+// startTruth starts the ground truth's prober, canary writer and informer
+// against cfg (an admin configuration), writing its canary in ns, until the
+// test ends, and waits until its informer has synced.
+func startTruth(t *testing.T, cfg *rest.Config, ns string) *truth {
+	t.Helper()
+	g := &truth{}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	meta, err := metadata.NewForConfig(ownConnection(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := kubernetes.NewForConfig(ownConnection(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Patches need the object; a failure here shows in every write's error.
+	_, _ = writer.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: truthCanary}}, metav1.CreateOptions{})
+	informer := g.informer(meta, ns)
+	wg.Go(func() { informer.RunWithContext(ctx) })
+	wg.Go(func() { every(ctx, &wg, g.probe(meta)) })
+	wg.Go(func() { every(ctx, &wg, g.write(writer, ns)) })
+	testenv.WaitFor(t, 2*time.Minute, "the ground truth's informer synced", func() (bool, error) {
+		return informer.HasSynced(), nil
+	})
+	g.mu.Lock()
+	g.synced = true
+	g.mu.Unlock()
+	return g
+}
+
+// ownConnection returns a copy of cfg with a transport of its own: client-go
+// shares one HTTP/2 connection between equal configurations, and the ground
+// truth must not queue behind the exporter or the workload.
+func ownConnection(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Dial = (&net.Dialer{}).DialContext
+	c.QPS, c.Burst = -1, 0 // no client-side rate limit: it would delay the samples
+	return c
+}
+
+// every calls f in a goroutine of its own every truthEvery until ctx ends,
+// whether or not the previous call returned: a request that hangs in an
+// etcd election does not hold back the ones behind it, so the samples
+// spread evenly over time and their fractions are fractions of time.
+func every(ctx context.Context, wg *sync.WaitGroup, f func(ctx context.Context)) {
+	tick := time.NewTicker(truthEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			wg.Go(func() {
+				rctx, cancel := context.WithTimeout(ctx, time.Minute)
+				defer cancel()
+				f(rctx)
+			})
+		}
+	}
+}
+
+// probe sends the head probe's request, a consistent List limit=1 of
+// configmaps' metadata, and records how long it took.
+func (g *truth) probe(client metadata.Interface) func(context.Context) {
+	res := client.Resource(corev1.SchemeGroupVersion.WithResource("configmaps"))
+	return func(ctx context.Context) {
+		start := time.Now()
+		_, err := res.List(ctx, metav1.ListOptions{Limit: 1})
+		d := time.Since(start)
+		g.mu.Lock()
+		g.lists = append(g.lists, timedCall{at: start, d: d, err: err})
+		g.mu.Unlock()
+	}
+}
+
+// write patches the truth canary and records the write's send time and RV.
+func (g *truth) write(c kubernetes.Interface, ns string) func(context.Context) {
+	cms := c.CoreV1().ConfigMaps(ns)
+	return func(ctx context.Context) {
+		w := &truthWrite{sent: time.Now()}
+		g.mu.Lock()
+		g.writes = append(g.writes, w)
+		g.mu.Unlock()
+		patch := fmt.Appendf(nil, `{"data":{"sent":%q}}`, strconv.FormatInt(w.sent.UnixNano(), 10))
+		cm, err := cms.Patch(ctx, truthCanary, types.MergePatchType, patch, metav1.PatchOptions{})
+		var rv uint64
+		if err == nil {
+			rv, err = strconv.ParseUint(cm.ResourceVersion, 10, 64)
+		}
+		g.mu.Lock()
+		w.rv, w.err = rv, err
+		g.mu.Unlock()
+	}
+}
+
+// informer returns an informer of configmaps' metadata in every namespace,
+// as the exporter watches them, that records every delivery of the truth
+// canary in ns and counts what its ListerWatcher sees.
+func (g *truth) informer(client metadata.Interface, ns string) cache.SharedIndexInformer {
+	res := client.Resource(corev1.SchemeGroupVersion.WithResource("configmaps"))
+	count := func(f func(*informerCounts)) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		f(&g.counts)
+	}
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			if o.Continue == "" {
+				count(func(c *informerCounts) { c.relists++ })
+			}
+			return res.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			if o.SendInitialEvents != nil && *o.SendInitialEvents {
+				count(func(c *informerCounts) { c.relists++ })
+			} else {
+				count(func(c *informerCounts) { c.watches++ })
+			}
+			return res.Watch(ctx, o)
+		},
+	}, client)
+	inf := cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	_ = inf.SetWatchErrorHandlerWithContext(func(context.Context, *cache.Reflector, error) {
+		count(func(c *informerCounts) { c.watchErrors++ })
+	})
+	seen := func(obj any) {
+		m, ok := obj.(*metav1.PartialObjectMetadata)
+		if !ok || m.Namespace != ns || m.Name != truthCanary {
+			return
+		}
+		now := time.Now()
+		rv, err := strconv.ParseUint(m.ResourceVersion, 10, 64)
+		if err != nil {
+			return
+		}
+		g.mu.Lock()
+		g.deliveries = append(g.deliveries, delivery{rv: rv, at: now})
+		g.mu.Unlock()
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, o any) { seen(o) }})
+	return inf
+}
+
+// counters returns the informer's counts; the initial list is no relist.
+func (g *truth) counters() informerCounts {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.counts
+	c.relists--
+	return c
+}
+
+// listLatencies summarizes the Lists sent in [from, to).
+func (g *truth) listLatencies(from, to time.Time) latencies {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return summarize(g.lists, from, to)
+}
+
+// errLost marks a write not delivered within the canary deadline.
+var errLost = errors.New("not delivered within the canary deadline")
+
+// summarize summarizes the calls sent in [from, to).
+func summarize(calls []timedCall, from, to time.Time) latencies {
+	var l latencies
+	for _, c := range calls {
+		switch {
+		case !within(c.at, from, to):
+		case errors.Is(c.err, errLost):
+			l.lost++
+		case c.err != nil:
+			l.errors++
+		default:
+			l.observe(c.d.Seconds())
+		}
+	}
+	return l
+}
+
+// errors counts the distinct errors of the Lists and writes sent in
+// [from, to), for the log: what a client of the API server was told.
+func (g *truth) errors(from, to time.Time) map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	seen := map[string]int{}
+	add := func(at time.Time, err error) {
+		if err != nil && within(at, from, to) {
+			seen[err.Error()]++
+		}
+	}
+	for _, c := range g.lists {
+		add(c.at, c.err)
+	}
+	for _, w := range g.writes {
+		add(w.sent, w.err)
+	}
+	return seen
+}
+
+// within reports whether at lies in [from, to).
+func within(at, from, to time.Time) bool { return !at.Before(from) && at.Before(to) }
+
+// deliveredAt returns when the informer first delivered the canary object
+// at or past rv.
+func (g *truth) deliveredAt(rv uint64) (time.Time, bool) {
+	i, _ := slices.BinarySearchFunc(g.deliveries, rv, func(d delivery, rv uint64) int {
+		switch {
+		case d.rv < rv:
+			return -1
+		case d.rv > rv:
+			return 1
+		}
+		return 0
+	})
+	if i == len(g.deliveries) {
+		return time.Time{}, false
+	}
+	return g.deliveries[i].at, true
+}
+
+// canaryLatencies summarizes the writes sent in [from, to), as the
+// exporter's canary measures its own: the time from sending each write to
+// its delivery, failed writes as errors, and writes not delivered within the
+// canary deadline as lost. Writes still pending at to are left out.
+func (g *truth) canaryLatencies(from, to time.Time) latencies {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var calls []timedCall
+	for _, w := range g.writes {
+		c := timedCall{at: w.sent, err: w.err}
+		at, delivered := g.deliveredAt(w.rv)
+		switch {
+		case w.err != nil:
+		case w.rv != 0 && delivered:
+			c.d = max(0, at.Sub(w.sent))
+		case to.Sub(w.sent) > canaryDeadline:
+			c.err = errLost
+		default:
+			continue // pending
+		}
+		calls = append(calls, c)
+	}
+	return summarize(calls, from, to)
+}
+
+// maxStaleness is the largest staleness over [from, to] that the truth
+// canary proves: at any time, the age of the newest write known delivered
+// (the cache then held everything committed before that write was sent).
+// Staleness rises until a delivery proves a newer write, so its maxima lie
+// just before deliveries and at the end of the window.
+func (g *truth) maxStaleness(from, to time.Time) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	type proof struct{ at, fresh time.Time }
+	var proofs []proof
+	for _, w := range g.writes {
+		if w.rv == 0 {
+			continue
+		}
+		if at, ok := g.deliveredAt(w.rv); ok {
+			proofs = append(proofs, proof{at: at, fresh: w.sent})
+		}
+	}
+	slices.SortFunc(proofs, func(a, b proof) int { return a.at.Compare(b.at) })
+	var fresh time.Time
+	var worst time.Duration
+	for _, p := range proofs {
+		if p.at.After(to) {
+			break
+		}
+		if p.at.After(from) && !fresh.IsZero() {
+			worst = max(worst, p.at.Sub(fresh))
+		}
+		if p.fresh.After(fresh) {
+			fresh = p.fresh
+		}
+	}
+	if !fresh.IsZero() {
+		worst = max(worst, to.Sub(fresh))
+	}
+	return worst
+}
+
+// latencies summarizes the durations of one kind of request in a window,
+// from the ground truth's samples or from a delta of the exporter's
+// histogram.
+type latencies struct {
+	n      int     // successful observations
+	sum    float64 // seconds
+	slow   int     // observations above slowSeconds
+	errors int     // failed requests
+	lost   int     // writes not delivered within the canary deadline
+	// The largest observation lies in [maxFloor, max]: exact for the
+	// ground truth, its bucket's bounds for a histogram.
+	maxFloor, max float64
+}
+
+// slowSeconds is the bound above which an observation counts as slow: a
+// bucket bound of both the List-duration and the canary-latency histograms.
+const slowSeconds = 1.0
+
+func (l *latencies) observe(s float64) {
+	l.n++
+	l.sum += s
+	l.max = max(l.max, s)
+	l.maxFloor = l.max
+	if s > slowSeconds {
+		l.slow++
+	}
+}
+
+func (l latencies) mean() float64 {
+	if l.n == 0 {
+		return 0
+	}
+	return l.sum / float64(l.n)
+}
+
+// attempts counts every request: observed, failed or lost.
+func (l latencies) attempts() int { return l.n + l.errors + l.lost }
+
+// degraded is the fraction of requests that were slow, failed or lost: a
+// write slower than the exporter's canary write timeout is a failed write
+// to the exporter and a slow one to the truth, so only the sum compares.
+func (l latencies) degraded() float64 {
+	if l.attempts() == 0 {
+		return 0
+	}
+	return float64(l.slow+l.errors+l.lost) / float64(l.attempts())
+}
+
+func (l latencies) String() string {
+	return fmt.Sprintf("n=%d mean=%.3fs max=%.3gs slow(>%gs)=%d failed=%d lost=%d: degraded %.1f%%",
+		l.n, l.mean(), l.max, slowSeconds, l.slow, l.errors, l.lost, 100*l.degraded())
+}
