@@ -48,6 +48,7 @@ const (
 	sentinelExtraValue = "x"
 	sentinelStalledFor = "7h7m"
 	sentinelNotSynced  = "8h8m"
+	sentinelErrorsFor  = "9h9m"
 	sentinelStalledSec = 6666
 	sentinelRelists    = 5555
 )
@@ -63,6 +64,7 @@ func sentinelSpec() slo.Spec {
 	s.ExtraLabels = map[string]string{sentinelExtraKey: sentinelExtraValue}
 	s.Symptoms.StalledFor = sentinelStalledFor
 	s.Symptoms.NotSyncedFor = sentinelNotSynced
+	s.Symptoms.ErrorsFor = sentinelErrorsFor
 	s.Symptoms.StalledAfterSeconds = sentinelStalledSec
 	s.Symptoms.RelistsPerHour = sentinelRelists
 	for i, o := range s.SLOs {
@@ -206,6 +208,7 @@ func replacements() []replacement {
 		{sentinel: sentinelCluster, action: "{{ $cl }}", bounded: word},
 		{sentinel: sentinelStalledFor, action: "{{ $s.symptoms.stalledFor }}", bounded: word},
 		{sentinel: sentinelNotSynced, action: "{{ $s.symptoms.notSyncedFor }}", bounded: word},
+		{sentinel: sentinelErrorsFor, action: "{{ $s.symptoms.errorsFor }}", bounded: word},
 		{sentinel: promql.Num(sentinelStalledSec), action: "{{ $s.symptoms.stalledAfterSeconds }}", bounded: number},
 		{sentinel: promql.Num(sentinelRelists), action: "{{ $s.symptoms.relistsPerHour }}", bounded: number},
 	}

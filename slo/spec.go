@@ -76,6 +76,9 @@ type Symptoms struct {
 	StalledFor string `json:"stalledFor"`
 	// NotSyncedFor is how long an informer may stay unsynced. Default 10m.
 	NotSyncedFor string `json:"notSyncedFor"`
+	// ErrorsFor is how long List, head-probe or canary-write errors must
+	// keep coming before their ticket. Default 15m.
+	ErrorsFor string `json:"errorsFor,omitempty"`
 	// RelistsPerHour: more expired (410 Gone) relists per hour than this is a
 	// relist storm. Default 12.
 	RelistsPerHour float64 `json:"relistsPerHour"`
@@ -158,7 +161,7 @@ func DefaultSpec() Spec {
 }
 
 func defaultSymptoms() Symptoms {
-	return Symptoms{StalledAfterSeconds: 180, StalledFor: "2m", NotSyncedFor: "10m", RelistsPerHour: 12}
+	return Symptoms{StalledAfterSeconds: 180, StalledFor: "2m", NotSyncedFor: "10m", ErrorsFor: "15m", RelistsPerHour: 12}
 }
 
 // ScaledWindows returns a copy of s whose burn-rate windows and budget period
@@ -240,6 +243,7 @@ func (s Spec) WithDefaults() Spec {
 	if s.Symptoms.NotSyncedFor == "" {
 		s.Symptoms.NotSyncedFor = ds.NotSyncedFor
 	}
+	s.Symptoms.ErrorsFor = cmp.Or(s.Symptoms.ErrorsFor, ds.ErrorsFor)
 	if s.Symptoms.RelistsPerHour == 0 {
 		s.Symptoms.RelistsPerHour = ds.RelistsPerHour
 	}
@@ -286,7 +290,7 @@ func (s Spec) Validate() error {
 	} else if time.Duration(d) <= bookmarkPeriod {
 		add("sliceWindow %s must be longer than the API server's bookmark period (%s), or quiet resources burn budget", s.SliceWindow, bookmarkPeriod)
 	}
-	for _, f := range [][2]string{{"symptoms.stalledFor", s.Symptoms.StalledFor}, {"symptoms.notSyncedFor", s.Symptoms.NotSyncedFor}} {
+	for _, f := range [][2]string{{"symptoms.stalledFor", s.Symptoms.StalledFor}, {"symptoms.notSyncedFor", s.Symptoms.NotSyncedFor}, {"symptoms.errorsFor", s.Symptoms.ErrorsFor}} {
 		if _, err := model.ParseDuration(f[1]); err != nil {
 			add("%s: %v", f[0], err)
 		}

@@ -65,7 +65,7 @@ func TestRulesFollowValues(t *testing.T) {
 			setSLO(t, &s, slo.ListLatency, 0.99, 1)
 			setSLO(t, &s, slo.CacheStaleness, 0.999, 15)
 			disable(&s, slo.RVLag, slo.CanaryDelivery) // canary.enabled=false drops its SLO
-			s.Symptoms = slo.Symptoms{StalledAfterSeconds: 180, StalledFor: "3m", NotSyncedFor: "15m", RelistsPerHour: 6}
+			s.Symptoms = slo.Symptoms{StalledAfterSeconds: 180, StalledFor: "3m", NotSyncedFor: "15m", ErrorsFor: "15m", RelistsPerHour: 6}
 			return s
 		},
 	}, {

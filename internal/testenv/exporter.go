@@ -3,6 +3,8 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -26,11 +28,12 @@ var (
 	buildErr  error
 )
 
-// ExporterBinary builds cmd/exporter, the binary the chart ships, into
-// bin/exporter-test once per test process (go build is incremental, so a
-// rebuild of unchanged code takes a second) and returns its path. Tests run
-// the exporter as a process, as it runs in a pod: its flags, its config
-// file, its exit codes.
+// ExporterBinary builds cmd/exporter, the binary the chart ships, once per
+// test process (go build is incremental, so a rebuild of unchanged code
+// takes a second) into a directory of the system's temp dir keyed by the
+// checkout, so parallel checkouts never run each other's build, and returns
+// its path. Tests run the exporter as a process, as it runs in a pod: its
+// flags, its config file, its exit codes.
 func ExporterBinary() (string, error) {
 	buildOnce.Do(func() {
 		root, err := RepoRoot()
@@ -38,7 +41,8 @@ func ExporterBinary() (string, error) {
 			buildErr = err
 			return
 		}
-		builtPath = filepath.Join(root, "bin", "exporter-test")
+		sum := sha256.Sum256([]byte(root))
+		builtPath = filepath.Join(os.TempDir(), "rvsync-exporter-"+hex.EncodeToString(sum[:6]), "exporter")
 		cmd := exec.Command("go", "build", "-o", builtPath, "./cmd/exporter")
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

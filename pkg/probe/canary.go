@@ -249,7 +249,9 @@ func (c *Canary) beat(ctx context.Context) {
 	if n := c.state.expire(now, c.opts.Deadline); n > 0 {
 		c.log.Info("canary writes not delivered within the deadline", "lost", n, "deadline", c.opts.Deadline)
 	}
-	wctx, cancel := context.WithTimeout(ctx, min(c.opts.Interval, 10*time.Second))
+	// a write slower than the interval is a slow write, not a failed one:
+	// wait for it up to the deadline (the next beat waits too)
+	wctx, cancel := context.WithTimeout(ctx, min(c.opts.Deadline, 30*time.Second))
 	defer cancel()
 	rvs, err := c.write(wctx, now)
 	if err != nil {
