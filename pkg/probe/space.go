@@ -81,7 +81,7 @@ type space struct {
 	// lostWrite is the RV of the write that proved the history lost, until
 	// a write lands above the reads again: one loss, counted once.
 	lostWrite uint64
-	backoff     map[int32]backoffState
+	backoff   map[int32]backoffState
 }
 
 // heldSample is a head sample that contradicted the timeline.
