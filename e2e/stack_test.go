@@ -69,6 +69,7 @@ func testSpec() slo.Spec {
 	s.Symptoms.StalledAfterSeconds = 120 // the least Validate accepts: two bookmark periods
 	s.Symptoms.StalledFor = "5s"
 	s.Symptoms.NotSyncedFor = "1m"
+	s.Symptoms.ErrorsFor = "30s"
 	return s
 }
 
