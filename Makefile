@@ -124,6 +124,10 @@ test: deps cluster-deps testbin ## Run every test against the real control plane
 test-unit: ## The fast tier for every edit: go test -short, no control plane, helm or Prometheus (under 3 minutes).
 	go test -short -count=1 ./...
 
+.PHONY: test-busy
+test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
+	RVSYNC_BUSY_WINDOW=10m go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
+
 .PHONY: test-cluster
 test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-node cluster (helm install/upgrade/uninstall, a real pod scraped and paging).
 	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./e2e ./internal/cluster

@@ -133,10 +133,21 @@ func startStack(t *testing.T, opts stackOptions) *stack {
 // configuration acting as the chart's ServiceAccount.
 func (s *stack) installChart(t *testing.T) ([]byte, *rest.Config) {
 	t.Helper()
-	m, err := chart.Template(chart.Options{Release: release, Namespace: namespace, Values: map[string]any{
+	file, sa := s.applyChart(t, map[string]any{
 		"exporter": map[string]any{"probeInterval": probeInterval.String()},
 		"canary":   map[string]any{"interval": canaryInterval.String(), "deadline": canaryDeadline.String()},
-	}})
+	})
+	asSA := rest.CopyConfig(s.env.Config)
+	asSA.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + sa}
+	return file, asSA
+}
+
+// applyChart renders the chart with values, applies its Kubernetes objects
+// (RBAC included) and returns the exporter config file it renders, after
+// checking that the exporter accepts it, and the name of its ServiceAccount.
+func (s *stack) applyChart(t *testing.T, values map[string]any) ([]byte, string) {
+	t.Helper()
+	m, err := chart.Template(chart.Options{Release: release, Namespace: namespace, Values: values})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +181,7 @@ func (s *stack) installChart(t *testing.T) ([]byte, *rest.Config) {
 		t.Fatalf("the exporter rejects the chart's config: %v", err)
 	}
 	s.resources = testenv.ConfigResources(effective)
-	asSA := rest.CopyConfig(s.env.Config)
-	asSA.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + sa.Name}
-	return file, asSA
+	return file, sa.Name
 }
 
 // metrics scrapes the exporter.

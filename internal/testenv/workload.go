@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,24 +53,34 @@ func upsertConfigMap(ctx context.Context, c kubernetes.Interface, ns, name strin
 }
 
 // Churn updates `objects` ConfigMaps in ns round-robin at about rate writes
-// per second until ctx ends; write errors are retried on the next tick, so
-// it survives API-server faults. It returns the number of successful writes.
+// per second until ctx ends, from enough concurrent writers (one per 40
+// writes/s) that a write's round trip does not cap the rate; write errors
+// are retried on the next tick, so it survives API-server faults. It returns
+// the number of successful writes.
 func Churn(ctx context.Context, c kubernetes.Interface, ns string, objects int, rate float64) int {
-	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
-	defer tick.Stop()
-	writes := 0
-	for i := 0; ; i++ {
-		select {
-		case <-ctx.Done():
-			return writes
-		case <-tick.C:
-		}
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if _, err := upsertConfigMap(wctx, c, ns, fmt.Sprintf("churn-%d", i%objects)); err == nil {
-			writes++
-		}
-		cancel()
+	workers := max(1, int(rate/40))
+	var writes atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			tick := time.NewTicker(time.Duration(float64(time.Second) * float64(workers) / rate))
+			defer tick.Stop()
+			for i := w; ; i += workers {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				if _, err := upsertConfigMap(wctx, c, ns, fmt.Sprintf("churn-%d", i%objects)); err == nil {
+					writes.Add(1)
+				}
+				cancel()
+			}
+		})
 	}
+	wg.Wait()
+	return int(writes.Load())
 }
 
 // ChurnDeployments keeps n Deployments in ns and bumps one's spec (and so
