@@ -160,7 +160,7 @@ var (
 	}
 	WatchBookmarkPeriod = Metric{
 		Name:   "rvsync_watch_bookmark_period_seconds",
-		Help:   "Measured interval between the watch bookmarks of the resource's informer (median of the latest; 60 until measured).",
+		Help:   "The bookmark cadence of the resource's informer: the median of the latest intervals between its watch bookmarks, never below kube-apiserver's 60 (shorter intervals are its extra bookmarks after a watch-list and before a watch timeout); 60 until measured.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "seconds",

@@ -88,15 +88,20 @@ const (
 
 func newInformerState(t *tracker) *informerState { return &informerState{t: t} }
 
-// bookmarkPeriodLocked is the measured bookmark period: the median of the
-// latest intervals between bookmarks of one watch.
+// bookmarkPeriodLocked is the bookmark cadence: the median of the latest
+// intervals between bookmarks, but never below kube-apiserver's minute. The
+// API server promises a bookmark at least that often, not at most: it also
+// sends early ones right after a watch-list's initial events (every second
+// until the watcher has seen the RV it asked for) and one 2s before a
+// watch's timeout. Shorter intervals are those extra bookmarks, not a faster
+// cadence; a longer median is an API server whose cadence is slower.
 func (s *informerState) bookmarkPeriodLocked() time.Duration {
 	if s.nPeriods == 0 {
 		return defaultBookmarkPeriod
 	}
 	p := slices.Clone(s.periods[:s.nPeriods])
 	slices.Sort(p)
-	return min(max(p[len(p)/2], 5*time.Second), 10*time.Minute)
+	return min(max(p[len(p)/2], defaultBookmarkPeriod), 10*time.Minute)
 }
 
 // silentLocked reports whether the watch has been silent so long that

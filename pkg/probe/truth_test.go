@@ -589,3 +589,44 @@ func TestStaleWatchCacheAfterARestoreIsCaughtByWrites(t *testing.T) {
 		t.Errorf("staleness %vs (known %v) after 300s on a lost history; want at least 290s", sn.StalenessSeconds, sn.StalenessKnown)
 	}
 }
+
+// #14: the bookmark cadence is what a watch's silence is judged by, and two
+// bookmarks are not that cadence: the API server sends early ones right
+// after a watch-list's initial events (every second until the watcher has
+// seen the RV it asked for) and one 2s before the watch's timeout. Counted
+// as periods, they made a 5s "cadence", so a healthy idle resource's
+// informer looked silent 10s after its last bookmark and its lag jumped to
+// head − RV: ~4,300 revisions 15s after a fresh start at 200 writes/s on a
+// real API server.
+func TestEarlyAndPreTimeoutBookmarksAreNotTheCadence(t *testing.T) {
+	w := newWorld(t, 10_000)
+	w.watchTimeout = 317 * time.Second
+	w.probe(0)
+	w.sync(0.1)
+	cacheRV := w.rv
+	w.deliver(1.5, watch.Bookmark, cacheRV) // early, after the initial events
+	w.deliver(2.5, watch.Bookmark, cacheRV)
+	watchStart := 0.1
+	for s := 5.0; s <= 900; s += 5 {
+		w.others(1000)
+		w.probe(s)
+		cacheRV = w.rv // progress notifications every 5s
+		since := s - watchStart
+		switch {
+		case since >= 315 && since < 320:
+			w.deliver(watchStart+315, watch.Bookmark, cacheRV) // 2s before the timeout
+			w.endWatch(watchStart + 317)
+			watchStart = watchStart + 317.5
+			w.at(watchStart)
+			w.openWatch()
+		case math.Mod(s, 60) == 0:
+			w.deliver(s+0.5, watch.Bookmark, cacheRV)
+		}
+		if sn := w.snap(s + 1); sn.LagKnown && sn.Lag > 0 {
+			t.Fatalf("%vs: idle resource lag %d (watch silent %.0fs, bookmark period %.0fs); true lag 0", s+1, sn.Lag, sn.SilenceSeconds, sn.BookmarkPeriodSeconds)
+		}
+	}
+	if sn := w.snap(901); math.Abs(sn.BookmarkPeriodSeconds-60) > 1 {
+		t.Errorf("measured bookmark period %vs; the API server's cadence is 60s", sn.BookmarkPeriodSeconds)
+	}
+}

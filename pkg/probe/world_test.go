@@ -35,8 +35,9 @@ type world struct {
 	probeTook time.Duration // the head probe's response arrives this long after its request
 	probeSaw  func() uint64 // what the probe sees; default the revision when the request arrives
 
-	inner *scriptedLW
-	lw    cache.ListerWatcherWithContext
+	inner        *scriptedLW
+	lw           cache.ListerWatcherWithContext
+	watchTimeout time.Duration // the timeout the informer's watches ask for; 0: none
 	send  chan watch.Event // events of the open watch, observed before the next one is sent
 	fwd   chan struct{}
 }
@@ -91,7 +92,11 @@ func (w *world) sync(s float64) {
 
 func (w *world) openWatch() {
 	w.inner.watcher = watch.NewFake()
-	iw, err := w.lw.WatchWithContext(context.Background(), metav1.ListOptions{AllowWatchBookmarks: true})
+	opts := metav1.ListOptions{AllowWatchBookmarks: true}
+	if w.watchTimeout > 0 {
+		opts.TimeoutSeconds = new(int64(w.watchTimeout.Seconds()))
+	}
+	iw, err := w.lw.WatchWithContext(context.Background(), opts)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -109,6 +114,14 @@ func (w *world) deliver(s float64, typ watch.EventType, rv uint64) {
 	w.at(s)
 	w.inner.watcher.Action(typ, obj(strconv.FormatUint(rv, 10)))
 	<-w.fwd
+}
+
+// endWatch ends the open watch at s, as the API server does at its timeout.
+func (w *world) endWatch(s float64) {
+	w.at(s)
+	w.inner.watcher.Stop()
+	for range w.fwd {
+	}
 }
 
 // write commits one write to this resource; it returns its RV.
