@@ -291,7 +291,7 @@ var (
 	}
 	UnobservableObjects = Metric{
 		Name:   "rvsync_unobservable_objects",
-		Help:   "Objects of a convergence-tracked resource that report no observed generation at the configured path: left out of the convergence signals, since their controller never says what it acted on.",
+		Help:   "Objects of a convergence-tracked resource none of whose objects reports an observed generation at the configured path: left out of the convergence signals, since their controller never says what it acted on. Once one object reports, the others count as waiting for their controller.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "objects",

@@ -60,13 +60,19 @@ func generationTransform(path string) cache.TransformFunc {
 type convergence struct {
 	histogram prometheus.Observer
 
-	mu           sync.Mutex
-	pending      map[string]pendingGeneration // by UID
-	unobservable map[string]struct{}          // UIDs of objects with no observed generation
+	mu      sync.Mutex
+	pending map[string]pendingGeneration // by UID
+	// unobservable holds, while no object of the resource has reported an
+	// observed generation, the objects' generations as pending would: such
+	// a resource says nothing about convergence. Once one object reports,
+	// the resource's controller does, and these were waiting for it all
+	// along.
+	unobservable map[string]pendingGeneration
+	observable   bool // an object of the resource reported an observed generation
 }
 
 func newConvergence(h prometheus.Observer) *convergence {
-	return &convergence{histogram: h, pending: map[string]pendingGeneration{}, unobservable: map[string]struct{}{}}
+	return &convergence{histogram: h, pending: map[string]pendingGeneration{}, unobservable: map[string]pendingGeneration{}}
 }
 
 // pendingGeneration is an object's oldest and newest unobserved generations
@@ -108,19 +114,31 @@ func (c *convergence) update(key string, gen, observed int64, now time.Time) {
 	}
 }
 
-// apply takes an object's current state: objects that report no observed
-// generation are counted apart and never pending.
+// apply takes an object's current state. An object that reports no
+// observed generation is waiting for its controller when other objects of
+// the resource report one, and is counted apart while none does.
 func (c *convergence) apply(g *generationObject, now time.Time) {
 	key := convergenceKey(g)
-	if !g.HasObserved {
-		c.mu.Lock()
-		delete(c.pending, key)
-		c.unobservable[key] = struct{}{}
+	c.mu.Lock()
+	switch {
+	case !g.HasObserved && !c.observable:
+		u, seen := c.unobservable[key]
+		switch {
+		case !seen:
+			u = pendingGeneration{oldest: g.Generation, newest: g.Generation, oldestSeen: now, newestSeen: now}
+		case g.Generation > u.newest:
+			u.newest, u.newestSeen = g.Generation, now
+		}
+		c.unobservable[key] = u
 		c.mu.Unlock()
 		return
+	case g.HasObserved && !c.observable:
+		c.observable = true
+		for k, u := range c.unobservable {
+			c.pending[k] = u
+		}
+		clear(c.unobservable)
 	}
-	c.mu.Lock()
-	delete(c.unobservable, key)
 	c.mu.Unlock()
 	c.update(key, g.Generation, g.ObservedGeneration, now)
 }

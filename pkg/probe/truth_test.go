@@ -390,7 +390,7 @@ func (c *convergenceWorld) unconverged(want int, what string) {
 // waitUntil polls cond for up to 10s (the fake informer delivers in milliseconds).
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting: %s", what)
@@ -422,10 +422,26 @@ func TestConvergenceRecreatedAndUnobservable(t *testing.T) {
 	recreated := generationTransformed(t, widget("ns", "a", "uid-2", 1, new(int64(1))))
 	c.tr.converge.handlers(clock.RealClock{}).OnUpdate(old, recreated)
 	c.unconverged(0, "the recreated object converged; generation 7 belonged to the deleted one")
-	c.create(widget("ns", "plain", "uid-3", 3, nil)) // no status.observedGeneration at all
-	waitUntil(t, "the object without observedGeneration seen", func() bool { return len(c.inf.GetStore().List()) == 1 })
-	if s := c.tr.converge.snapshot(time.Now()); s.Unconverged != 0 {
-		t.Errorf("an object with no observed generation counted unconverged: %+v", s)
+	// A new object of a resource whose controller reports observed
+	// generations has none until its controller acts: it is waiting.
+	c.create(widget("ns", "new", "uid-3", 1, nil))
+	c.unconverged(1, "a new object its controller has not acted on")
+
+	// A resource none of whose objects reports an observed generation says
+	// nothing about convergence: its objects are counted apart, never
+	// unconverged forever; once one reports, the others were waiting all
+	// along (since they were first seen).
+	q := newConvergenceWorld(t)
+	q.create(widget("ns", "plain", "uid-4", 3, nil))
+	q.create(widget("ns", "plain2", "uid-5", 1, nil))
+	waitUntil(t, "the objects without observedGeneration seen", func() bool { return len(q.inf.GetStore().List()) == 2 })
+	if s := q.tr.converge.snapshot(time.Now()); s.Unconverged != 0 || s.Unobservable != 2 {
+		t.Errorf("objects of a resource that reports no observed generation: %+v; want 2 unobservable, 0 unconverged", s)
+	}
+	q.create(widget("ns", "reports", "uid-6", 2, new(int64(2))))
+	q.unconverged(2, "once the resource reports observed generations, the two without were waiting")
+	if s := q.tr.converge.snapshot(time.Now()); s.Unobservable != 0 {
+		t.Errorf("%d unobservable once the resource reports observed generations; want 0", s.Unobservable)
 	}
 }
 
