@@ -79,6 +79,20 @@ func BenchmarkObserveEvent(b *testing.B) {
 	}
 }
 
+// BenchmarkObserveEventRecordingDeliveries is BenchmarkObserveEvent with
+// the stale-read check on: each event's delivery time is also recorded.
+func BenchmarkObserveEventRecordingDeliveries(b *testing.B) {
+	is, _ := benchInformer(b)
+	is.t.recordDeliveries.Store(true)
+	objs := benchObjects(1 << 14)
+	now := time.Now()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		is.observeEvent(objs[i%len(objs)], now, true)
+	}
+}
+
 func BenchmarkParseRV(b *testing.B) {
 	rvs := []string{"1", "4711", "123456789", "18446744073709551615"}
 	b.ReportAllocs()

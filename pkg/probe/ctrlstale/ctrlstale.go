@@ -44,7 +44,7 @@ func Hook(mon *probe.Monitor, o *manager.Options, opts probe.StaleReadOptions) {
 		if err != nil {
 			return nil, err
 		}
-		return &checkedClient{Client: c, sr: sr}, nil
+		return &checkedClient{Client: c, sr: sr, reconcileID: controller.ReconcileIDFromContext}, nil
 	}
 }
 
@@ -52,13 +52,16 @@ func Hook(mon *probe.Monitor, o *manager.Options, opts probe.StaleReadOptions) {
 type checkedClient struct {
 	client.Client
 	sr *probe.StaleReads
+	// reconcileID is controller-runtime's reconcile ID of a context, ""
+	// outside a reconcile (a field so the benchmark can set one)
+	reconcileID func(context.Context) types.UID
 }
 
 // Get reads key into obj from the wrapped client; inside a sampled
 // reconcile, through the stale-read check. An unsampled Get costs a context
 // lookup and a hash of the reconcile ID.
 func (c *checkedClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	id := controller.ReconcileIDFromContext(ctx)
+	id := c.reconcileID(ctx)
 	if id == "" || !c.sr.Sampled(string(id)) {
 		return c.Client.Get(ctx, key, obj, opts...)
 	}
