@@ -94,7 +94,9 @@ func (r *rig) counts(t *testing.T) counts {
 		return counts{}
 	}
 	cm := map[string]string{catalog.LabelResource: "configmaps"}
-	with := func(l, v string) map[string]string { return map[string]string{catalog.LabelResource: "configmaps", l: v} }
+	with := func(l, v string) map[string]string {
+		return map[string]string{catalog.LabelResource: "configmaps", l: v}
+	}
 	return counts{
 		checked: m.Sum(catalog.StaleReadChecks.Name, with(catalog.LabelResult, catalog.ResultSuccess)),
 		limited: m.Sum(catalog.StaleReadChecks.Name, with(catalog.LabelResult, catalog.ResultRateLimited)),
