@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -50,6 +51,7 @@ func startRig(t *testing.T, env *testenv.Env, opts probe.StaleReadOptions, read 
 	}
 	mon := probe.New(probe.Options{Controller: "stale-test", HeadProbe: env.Config, ProbeInterval: time.Second, Logger: testr.New(t)})
 	o := ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}}
+	o.Controller.SkipNameValidation = ptr.To(true) // one ConfigMap controller per test, in one process
 	ctrlcache.Hook(mon, &o)
 	ctrlstale.Hook(mon, &o, opts) // the one line
 	mgr, err := ctrl.NewManager(proxied, o)
