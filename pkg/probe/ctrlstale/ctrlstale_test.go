@@ -248,6 +248,7 @@ func TestStaleReadRatioAgainstOwnLiveReads(t *testing.T) {
 	if !ok || behind.GetSampleCount() == 0 {
 		t.Fatal("no rv_behind read was placed on the head timeline")
 	}
+	t.Logf("rv_behind reads placed on the head timeline: %d, behind %.3fs on average", behind.GetSampleCount(), behind.GetSampleSum()/float64(behind.GetSampleCount()))
 	if mean := behind.GetSampleSum() / float64(behind.GetSampleCount()); mean > delay.Seconds()+2 {
 		t.Errorf("stale reads behind by %.2fs on average; the informer was at most %v (plus the probe interval) behind", mean, delay)
 	}
@@ -255,6 +256,7 @@ func TestStaleReadRatioAgainstOwnLiveReads(t *testing.T) {
 	if !ok || readDelay.GetSampleCount() == 0 {
 		t.Fatal("no cache update -> reconcile read delay recorded for the triggering object")
 	}
+	t.Logf("cache update -> reconcile read: %d reads, %.4fs on average", readDelay.GetSampleCount(), readDelay.GetSampleSum()/float64(readDelay.GetSampleCount()))
 	// it starts at the delivery into the cache, not at the write: the
 	// proxy's delay, before delivery, is not in it
 	if mean := readDelay.GetSampleSum() / float64(readDelay.GetSampleCount()); mean > delay.Seconds()/3 {
