@@ -171,7 +171,7 @@ BENCH_FLAGS ?=
 .PHONY: bench
 bench: testbin ## Exporter vs a plain metadata informer (50k ConfigMaps, 500 updates/s): CPU, RSS per object, API-server cost into docs/benchmarks.md; then the micro-benchmarks. BENCH_FLAGS for smaller runs.
 	go run ./cmd/rvsync-bench $(BENCH_FLAGS)
-	go test -run '^$$' -bench . -benchmem ./pkg/probe
+	go test -run '^$$' -bench . -benchmem ./pkg/probe ./pkg/probe/ctrlstale
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached control plane).

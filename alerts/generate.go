@@ -123,7 +123,7 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 			},
 			summary: fmt.Sprintf("%s SLO of {{ $labels.resource }} burns its error budget over %sx too fast.", d.Title, promql.Num(w.Factor)),
 			description: fmt.Sprintf("%s burns the %s SLO's error budget (objective %s%% over %s; bad: %s) {{ $value | humanize }}x faster than sustainable over the last %s and %s (alert above %sx, once %s%% of %s is on record).",
-				s.resourceRef(), o.Name, promql.Num(o.Objective*100), s.BudgetPeriod, fmt.Sprintf(d.Bad, promql.Num(o.Threshold)), w.Long, w.Short, promql.Num(w.Factor), promql.Num(s.MinCoverage*100), w.Long),
+				s.resourceRef(), o.Name, promql.Num(o.Objective*100), s.BudgetPeriod, d.BadText(o), w.Long, w.Short, promql.Num(w.Factor), promql.Num(s.MinCoverage*100), w.Long),
 		}))
 	}
 	return rulefmt.RuleGroup{Name: "rvsync-slo-" + o.Name, Rules: rules}

@@ -14,11 +14,12 @@ import (
 )
 
 // HelmSLO ties an SLO of the spec to its block in the chart's values:
-// .Values.slo.<Key>.{enabled, objective, <ThresholdKey>}.
+// .Values.slo.<Key>.{enabled, objective, <ThresholdKey>} (no ThresholdKey
+// for an SLO without a threshold).
 type HelmSLO struct {
 	Name         string // SLO name, one of slo.Names()
 	Key          string // values key under .Values.slo
-	ThresholdKey string // key of the threshold in that block (its unit in the name)
+	ThresholdKey string // key of the threshold in that block (its unit in the name), "" for none
 	// Condition, when set, is an extra template condition for the SLO's
 	// rules (the canary SLO needs the canary).
 	Condition string
@@ -35,6 +36,7 @@ var HelmSLOs = []HelmSLO{
 	{Name: slo.CanaryDelivery, Key: "canaryDelivery", ThresholdKey: "thresholdSeconds", Condition: "$.Values.canary.enabled", sentinelThreshold: 0.01, sentinelObjective: 0.9222},
 	{Name: slo.CacheStaleness, Key: "cacheStaleness", ThresholdKey: "thresholdSeconds", sentinelThreshold: 7777, sentinelObjective: 0.9333},
 	{Name: slo.RVLag, Key: "rvLag", ThresholdKey: "thresholdRevisions", sentinelThreshold: 8888, sentinelObjective: 0.9444},
+	{Name: slo.StaleReads, Key: "staleReads", sentinelObjective: 0.9555}, // no threshold: it counts bad events
 }
 
 // Sentinels of the settings that are not per SLO. Each is valid where it
@@ -214,13 +216,15 @@ func replacements() []replacement {
 	}
 	for _, c := range HelmSLOs {
 		v := "$s." + c.Key
-		if o, _ := slo.DefaultSpec().SLO(c.Name); o.Kind == slo.EventRatio {
-			// event ratios select the threshold's bucket; the helper writes
-			// the matcher as promql.Le does (le="1.5", or le=~"30(\\.0)?")
-			rs = append(rs, replacement{sentinel: promql.Eq("le", promql.Num(c.sentinelThreshold)), action: fmt.Sprintf(`{{ include "rvsync-slo.leMatcher" %s.%s }}`, v, c.ThresholdKey)})
+		if c.ThresholdKey != "" {
+			if o, _ := slo.DefaultSpec().SLO(c.Name); o.Kind == slo.EventRatio {
+				// event ratios select the threshold's bucket; the helper writes
+				// the matcher as promql.Le does (le="1.5", or le=~"30(\\.0)?")
+				rs = append(rs, replacement{sentinel: promql.Eq("le", promql.Num(c.sentinelThreshold)), action: fmt.Sprintf(`{{ include "rvsync-slo.leMatcher" %s.%s }}`, v, c.ThresholdKey)})
+			}
+			rs = append(rs, replacement{sentinel: promql.Num(c.sentinelThreshold), action: fmt.Sprintf("{{ %s.%s }}", v, c.ThresholdKey), bounded: number})
 		}
 		rs = append(rs,
-			replacement{sentinel: promql.Num(c.sentinelThreshold), action: fmt.Sprintf("{{ %s.%s }}", v, c.ThresholdKey), bounded: number},
 			replacement{sentinel: promql.Num(c.sentinelObjective * 100), action: fmt.Sprintf("{{ mulf %s.objective 100 }}", v), bounded: number},
 			replacement{sentinel: promql.Num(c.sentinelObjective), action: fmt.Sprintf("{{ %s.objective }}", v), bounded: number},
 		)

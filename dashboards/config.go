@@ -103,7 +103,7 @@ func (c Config) threshold(name string) (float64, bool) {
 	if err != nil || o.Disabled {
 		return 0, false
 	}
-	return o.Threshold, true
+	return limitOf(o), true
 }
 
 // builders lists every dashboard by UID suffix, in a stable order.

@@ -64,6 +64,20 @@ func latency(name string, m catalog.Metric, description string, trend func(Confi
 	}
 }
 
+// share is the signal of an SLO that counts its bad events directly: their
+// share of all events over the rate interval, worst by labels.
+func share(name, title, description string) sloSignal {
+	d, _ := slo.SLIOf(name)
+	return sloSignal{
+		title:       func(Config, slo.SLO) string { return title },
+		description: description,
+		unit:        unitPercent,
+		expr: func(c Config, _ slo.SLO, by []string) string {
+			return c.badShare("max", d, by)
+		},
+	}
+}
+
 // sloSignals maps every SLO name of the catalog to its signal.
 var sloSignals = map[string]sloSignal{
 	slo.CacheStaleness: timeSlice(slo.CacheStaleness, "Cache staleness above proof period", " above the freshness proof period",
@@ -77,6 +91,8 @@ var sloSignals = map[string]sloSignal{
 		"Duration of the informers' List pages and of head probes (watch-list syncs excluded, as in the SLI).",
 		func(c Config, o slo.SLO) *timeseries.PanelBuilder { return c.listLatency(o, catalog.LabelKind) },
 		slo.ListKinds),
+	slo.StaleReads: share(slo.StaleReads, "Stale-read ratio",
+		"Share of the checked cache reads of sampled reconciles that were stale against a consistent live read made just before them, in controllers that embed pkg/probe's stale-read check (none: no data)."),
 }
 
 // signal returns the signal of o; validate has checked the name.
@@ -84,8 +100,26 @@ func signal(o slo.SLO) sloSignal { return sloSignals[o.Name] }
 
 // goodBelow says what good looks like for a lower-is-better SLO signal.
 func goodBelow(o slo.SLO, unit string) string {
-	return fmt.Sprintf(" Good: at most %s %s (SLO %q, objective %s%%); red at or above it.",
-		promql.Num(o.Threshold), unitWord(unit), o.Name, promql.Num(o.Objective*100))
+	return fmt.Sprintf(" Good: at most %s (SLO %q, objective %s%%); red at or above it.",
+		amount(limitOf(o), unit), o.Name, promql.Num(o.Objective*100))
+}
+
+// limitOf is the line an SLO's signal should stay under: its threshold, or
+// for an SLO without one (it counts bad events directly) the share of bad
+// events its objective allows.
+func limitOf(o slo.SLO) float64 {
+	if d, ok := slo.SLIOf(o.Name); ok && !d.Thresholded() {
+		return 1 - o.Objective
+	}
+	return o.Threshold
+}
+
+// amount writes a value with its unit in prose.
+func amount(v float64, unit string) string {
+	if unit == unitPercent {
+		return promql.Num(v*100) + " %"
+	}
+	return promql.Num(v) + " " + unitWord(unit)
 }
 
 // unitWord names a unit in prose.
@@ -139,7 +173,7 @@ func (c Config) overviewStats() []cog.Builder[dashboard.Panel] {
 	}
 	for _, o := range c.enabledSLOs() {
 		s := signal(o)
-		panels = append(panels, defaultStat(s.title(c, o)+", worst", s.description+" Shows the worst selected resource."+goodBelow(o, s.unit), s.unit, upTo(o.Threshold)).
+		panels = append(panels, defaultStat(s.title(c, o)+", worst", s.description+" Shows the worst selected resource."+goodBelow(o, s.unit), s.unit, upTo(limitOf(o))).
 			WithTarget(prometheusQuery(s.expr(c, o, nil), "worst")))
 	}
 	return append(panels, defaultStat("Exporters by version",

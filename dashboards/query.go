@@ -157,3 +157,23 @@ func (c Config) sli(name, window string) string {
 
 // percentile names a quantile: 0.99 → "p99", 0.995 → "p99.5".
 func percentile(q float64) string { return "p" + promql.Num(math.Round(q*1e4)/1e2) }
+
+// badShare is the share of bad events of an SLI that counts them directly
+// (slo.SLI.BadEvents) over the rate interval per resource, aggregated with
+// op by labels.
+func (c Config) badShare(op string, d slo.SLI, labels []string) string {
+	per := c.by()
+	sum := func(series []slo.Series) string {
+		var terms []string
+		for _, s := range series {
+			m, _ := catalog.Lookup(s.Name)
+			terms = append(terms, c.rate(m, "", per, s.Matchers...))
+		}
+		return strings.Join(terms, " + ")
+	}
+	expr := fmt.Sprintf("(%s) / (%s > 0)", sum(d.BadEvents), sum(d.Totals))
+	if slices.Equal(labels, per) {
+		return expr
+	}
+	return aggregate(op, labels, expr)
+}

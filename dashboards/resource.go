@@ -18,7 +18,8 @@ import (
 
 // Resource builds the Resource detail dashboard: every signal of the
 // selected resources (pick one in the resource variable to study it), row by
-// row: resource versions, freshness, lists and watches, convergence.
+// row: resource versions, freshness, lists and watches, convergence, and the
+// stale reads of controllers that embed pkg/probe's stale-read check.
 func Resource(cfg Config) (dashboard.Dashboard, error) {
 	return build(cfg, uidResource, "rvsync / Resource detail",
 		"Every sync signal of the selected resources: resource versions, freshness, lists and watches, convergence.",
@@ -31,6 +32,7 @@ func Resource(cfg Config) (dashboard.Dashboard, error) {
 				{"Freshness", c.freshnessPanels()},
 				{"Lists and watches", c.listWatchPanels()},
 				{"Convergence", c.convergencePanels()},
+				{"Stale reads of embedded controllers", c.staleReadPanels()},
 			} {
 				b.WithRow(row(r.title))
 				for _, p := range r.panels {
@@ -173,5 +175,26 @@ func (c Config) convergencePanels() []cog.Builder[dashboard.Panel] {
 		c.percentiles(defaultTimeseries("Generation convergence p50 / p95 / p99",
 			"Time from first seeing generation G of an object to seeing status.observedGeneration >= G. Good: seconds; above 300 s a controller is slow or stuck.",
 			unitSeconds), catalog.GenerationConvergence, []float64{0.5, 0.95, 0.99}),
+	}
+}
+
+// staleReadPanels show the sampled stale-read check of controllers that
+// embed pkg/probe (probe.StaleReads); the exporter itself reconciles
+// nothing, so without such a controller the row is empty.
+func (c Config) staleReadPanels() []cog.Builder[dashboard.Panel] {
+	behind := "Lower bound of how far behind each rv_behind stale read was: from the commit of the live version (bounded by the head probe that first saw it) to the cache read; only while the resource's RV space has a current head. Good: empty, or within the informer's event delivery lag."
+	delay := "Time from the informer's delivery of an object's version into the cache to a sampled reconcile's read of it, for the object the reconcile was triggered for (reconcilers wrapped with ctrlstale.Triggered): the queue and the wait for a worker. Good: milliseconds; seconds mean the controller's workers are saturated."
+	return []cog.Builder[dashboard.Panel]{
+		c.trend(c.sloOf(slo.StaleReads)),
+		c.counter("Stale reads by reason",
+			"Stale cache reads per second by reason: rv_behind (the cache held an older version), replaced (another UID is live), deleted_live (deleted live, still cached), missing (live, not yet cached). Good: 0.",
+			catalog.StaleReads, catalog.LabelReason),
+		c.counter("Stale-read checks by result",
+			"Cache reads of sampled reconciles per second by result: success (compared with a live read), error (the live read failed), rate_limited (not checked: the live-read token bucket was empty). Good: success at the sampled share of reads, few rate_limited; success stays below the configured live-read limit.",
+			catalog.StaleReadChecks, catalog.LabelResult),
+		c.percentiles(defaultTimeseries("Stale read behind p50 / p99", behind, unitSeconds),
+			catalog.StaleReadBehind, []float64{0.5, 0.99}),
+		c.percentiles(defaultTimeseries("Cache update to reconcile read p50 / p95", delay, unitSeconds),
+			catalog.ReconcileReadDelay, []float64{0.5, 0.95}),
 	}
 }

@@ -40,7 +40,7 @@ func SLOs(cfg Config) (dashboard.Dashboard, error) {
 // sloTitle names an SLO with its objective and threshold.
 func (c Config) sloTitle(o slo.SLO) string {
 	s := signal(o)
-	return fmt.Sprintf("SLO %s: %s%% %s ≤ %s %s%s", o.Name, promql.Num(o.Objective*100), o.Kind, promql.Num(o.Threshold), unitWord(s.unit), s.above)
+	return fmt.Sprintf("SLO %s: %s%% %s ≤ %s%s", o.Name, promql.Num(o.Objective*100), o.Kind, amount(limitOf(o), s.unit), s.above)
 }
 
 // alertsTable lists the pending and firing SLO alerts of the selection.

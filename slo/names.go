@@ -9,11 +9,12 @@ const (
 	CanaryDelivery = "canary-delivery" // canary delivered within threshold for the objective's share of writes
 	CacheStaleness = "cache-staleness" // time-slice: windows where min staleness <= threshold
 	RVLag          = "rv-lag"          // time-slice: windows where min RV lag <= threshold
+	StaleReads     = "stale-reads"     // checked cache reads of sampled reconciles that were not stale
 )
 
 // Names lists the SLO names in a stable order.
 func Names() []string {
-	return []string{ListLatency, CanaryDelivery, CacheStaleness, RVLag}
+	return []string{ListLatency, CanaryDelivery, CacheStaleness, RVLag, StaleReads}
 }
 
 // Thresholds of the default SLOs (the seeds' values). The catalog's bucket
@@ -25,6 +26,11 @@ const (
 	DefaultStalenessThresholdSeconds     = 30
 	DefaultRVLagThresholdRevisions       = 500
 )
+
+// DefaultStaleReadsObjective: at most 1 % of checked cache reads stale. The
+// seeds measured 0.17 % at 60 reconciles/s and 2.83 % at 120/s, where the
+// informer fell behind its writes.
+const DefaultStaleReadsObjective = 0.99
 
 // Recording-rule names, `level:metric:operation` as in kubernetes-mixin and
 // sloth. Each carries the labels `slo`, `resource` and the configured cluster

@@ -26,6 +26,11 @@ type SLI struct {
 	Good         catalog.Metric
 	GoodMatchers []string
 	Totals       []Series
+	// BadEvents, when set, counts the bad events directly (counters, no
+	// threshold): the error ratio is their sum over the sum of Totals, and
+	// Good is unused. Such an SLO has no threshold; its objective alone
+	// says which share of events may be bad.
+	BadEvents []Series
 
 	// Time slice: a slice is bad when the minimum of Signal over the slice
 	// window, less the maximum of Allowance (when set) over AllowanceMemory,
@@ -84,6 +89,26 @@ var slis = map[string]SLI{
 		Bad:    "time with the informer more than %s revisions behind head",
 		Signal: catalog.ResourceVersionLag,
 	},
+	StaleReads: {
+		// only controllers that embed pkg/probe's stale-read check
+		// (probe.StaleReads) export these; the exporter reconciles nothing
+		Kind: EventRatio, Alert: "StaleReads", Title: "Stale reads",
+		Bad:       "cache reads of sampled reconciles that were stale against a live read",
+		BadEvents: []Series{{Name: catalog.StaleReads.Name}},
+		Totals:    []Series{{Name: catalog.StaleReadChecks.Name, Matchers: []string{promql.Eq(catalog.LabelResult, catalog.ResultSuccess)}}},
+	},
+}
+
+// Thresholded reports whether the SLI judges each event or slice against
+// the SLO's threshold; an SLI that counts bad events directly has none.
+func (d SLI) Thresholded() bool { return len(d.BadEvents) == 0 }
+
+// BadText says what a bad event or slice of o is, with o's threshold.
+func (d SLI) BadText(o SLO) string {
+	if !d.Thresholded() {
+		return d.Bad
+	}
+	return fmt.Sprintf(d.Bad, promql.Num(o.Threshold))
 }
 
 // SLIOf returns the SLI of the SLO named name.
@@ -102,12 +127,11 @@ func (s Spec) ErrorRatio(o SLO, rng string) string {
 	if d.Kind == TimeSlice {
 		return fmt.Sprintf("avg_over_time(%s[%s])", Rule(RuleBadSlice, o.Name), rng)
 	}
-	good := s.sumRate(d.Good.Name+"_bucket", rng, append(d.GoodMatchers, promql.Le(o.Threshold))...)
-	var totals []string
-	for _, t := range d.Totals {
-		totals = append(totals, s.sumRate(t.Name, rng, t.Matchers...))
+	total := s.sumRates(d.Totals, rng)
+	if !d.Thresholded() {
+		return fmt.Sprintf("clamp_max(((%s) or (0 * (%s))) / ((%s) > 0), 1)", s.sumRates(d.BadEvents, rng), total, total)
 	}
-	total := strings.Join(totals, " + ")
+	good := s.sumRate(d.Good.Name+"_bucket", rng, append(d.GoodMatchers, promql.Le(o.Threshold))...)
 	return fmt.Sprintf("clamp_min(1 - ((%s) or (0 * (%s))) / ((%s) > 0), 0)", good, total, total)
 }
 
@@ -125,6 +149,15 @@ func (s Spec) BadSlice(o SLO) string {
 		signal += fmt.Sprintf(" - max %s (max_over_time(%s[%s]))", s.By(), s.Series(d.Allowance.Name), AllowanceMemory)
 	}
 	return fmt.Sprintf("(%s) > bool %s", signal, promql.Num(o.Threshold))
+}
+
+// sumRates is the sum of the sumRate of each series.
+func (s Spec) sumRates(series []Series, rng string) string {
+	var out []string
+	for _, t := range series {
+		out = append(out, s.sumRate(t.Name, rng, t.Matchers...))
+	}
+	return strings.Join(out, " + ")
 }
 
 // sumRate sums the per-second rate of a raw series over rng by cluster and resource.

@@ -153,6 +153,7 @@ func DefaultSpec() Spec {
 			{Name: CanaryDelivery, Objective: 0.99, Threshold: DefaultCanaryLatencyThresholdSeconds, Kind: EventRatio},
 			{Name: CacheStaleness, Objective: 0.99, Threshold: DefaultStalenessThresholdSeconds, Kind: TimeSlice},
 			{Name: RVLag, Objective: 0.99, Threshold: DefaultRVLagThresholdRevisions, Kind: TimeSlice},
+			{Name: StaleReads, Objective: DefaultStaleReadsObjective, Kind: EventRatio},
 		},
 		SliceWindow: "2m",
 		MinCoverage: 0.5,
@@ -346,13 +347,17 @@ func (s Spec) Validate() error {
 		if !(o.Objective > 0 && o.Objective < 1) {
 			add("%s: objective %v must be in (0, 1), e.g. 0.99", at, o.Objective)
 		}
-		if !(o.Threshold > 0) || math.IsInf(o.Threshold, 0) {
+		switch {
+		case !def.Thresholded() && o.Threshold != 0:
+			add("%s: threshold %v set, but this SLO has none (its objective alone says which share of events may be bad): remove it", at, o.Threshold)
+		case !def.Thresholded():
+		case !(o.Threshold > 0) || math.IsInf(o.Threshold, 0):
 			add("%s: threshold %v must be positive", at, o.Threshold)
 		}
 		if o.Kind != def.Kind {
 			add("%s: kind %q, but this SLO is a %s SLI", at, o.Kind, def.Kind)
 		}
-		if def.Kind == EventRatio && !slices.Contains(def.Good.Buckets, o.Threshold) {
+		if def.Kind == EventRatio && def.Thresholded() && !slices.Contains(def.Good.Buckets, o.Threshold) {
 			add("%s: threshold %v is not a bucket of %s (buckets %v), so good events cannot be counted", at, o.Threshold, def.Good.Name, def.Good.Buckets)
 		}
 	}

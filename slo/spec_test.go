@@ -18,6 +18,7 @@ func TestValidate(t *testing.T) {
 		{"negative objective", func(s *Spec) { s.SLOs[2].Objective = -0.5 }, "must be in (0, 1)"},
 		{"negative threshold", func(s *Spec) { s.SLOs[3].Threshold = -1 }, "threshold -1 must be positive"},
 		{"threshold between buckets", func(s *Spec) { s.SLOs[0].Threshold = 2 }, "is not a bucket of rvsync_list_duration_seconds"},
+		{"threshold on the stale-reads SLO", func(s *Spec) { s.SLOs[4].Threshold = 0.5 }, "this SLO has none"},
 		{"unknown SLO", func(s *Spec) { s.SLOs[0].Name = "availability" }, "unknown SLO name"},
 		{"SLO twice", func(s *Spec) { s.SLOs[1] = s.SLOs[0] }, "declared twice"},
 		{"wrong kind", func(s *Spec) { s.SLOs[2].Kind = EventRatio }, "is a time-slice SLI"},
@@ -54,7 +55,7 @@ func TestDefaultThresholdsAreBuckets(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no SLI", o.Name)
 		}
-		if d.Kind == EventRatio && !slices.Contains(d.Good.Buckets, o.Threshold) {
+		if d.Kind == EventRatio && d.Thresholded() && !slices.Contains(d.Good.Buckets, o.Threshold) {
 			t.Errorf("%s: threshold %v is not a bucket of %s %v", o.Name, o.Threshold, d.Good.Name, d.Good.Buckets)
 		}
 	}

@@ -86,6 +86,7 @@ func TestRulesFollowValues(t *testing.T) {
 			"listLatency":    map[string]any{"enabled": true, "objective": 0.995, "thresholdSeconds": 5},
 			"canaryDelivery": map[string]any{"enabled": true, "objective": 0.9, "thresholdSeconds": 2.5},
 			"rvLag":          map[string]any{"enabled": true, "objective": 0.95, "thresholdRevisions": 1000},
+			"staleReads":     map[string]any{"enabled": true, "objective": 0.999},
 			"extraLabels":    map[string]string{"team": "platform", "tier": "one"},
 		}}},
 		spec: func(t *testing.T) slo.Spec {
@@ -94,7 +95,18 @@ func TestRulesFollowValues(t *testing.T) {
 			setSLO(t, &s, slo.ListLatency, 0.995, 5)
 			setSLO(t, &s, slo.CanaryDelivery, 0.9, 2.5)
 			setSLO(t, &s, slo.RVLag, 0.95, 1000)
+			setSLO(t, &s, slo.StaleReads, 0.999, 0) // no threshold
 			s.ExtraLabels = map[string]string{"team": "platform", "tier": "one"}
+			return s
+		},
+	}, {
+		name: "stale-reads SLO off",
+		opts: chart.Options{Values: map[string]any{"slo": map[string]any{
+			"staleReads": map[string]any{"enabled": false, "objective": 0.99},
+		}}},
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			disable(&s, slo.StaleReads)
 			return s
 		},
 	}}

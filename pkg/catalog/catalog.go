@@ -67,7 +67,24 @@ const (
 const (
 	ResultSuccess = "success"
 	ResultError   = "error"
+	// ResultRateLimited marks a sampled read of StaleReadChecks that was not
+	// checked: the live reads' token bucket was empty.
+	ResultRateLimited = "rate_limited"
 )
+
+// Values of the `reason` label of StaleReads: how a sampled reconcile's
+// cache read differed from a consistent live read made just before it.
+const (
+	StaleRVBehind    = "rv_behind"    // same object, the cache's resource version below the live one
+	StaleReplaced    = "replaced"     // another object of the same name (UID) is live: deleted and re-created
+	StaleDeletedLive = "deleted_live" // the cache holds an object that is deleted live
+	StaleMissing     = "missing"      // the cache lacks an object that exists live (e.g. just created)
+)
+
+// StaleReasons lists the values of the `reason` label of StaleReads.
+func StaleReasons() []string {
+	return []string{StaleRVBehind, StaleReplaced, StaleDeletedLive, StaleMissing}
+}
 
 // Values of the `reason` label of Relists.
 const (
@@ -311,6 +328,34 @@ var (
 		Buckets: ConvergenceBuckets,
 		Unit:    "seconds",
 	}
+	StaleReadChecks = Metric{
+		Name:   "rvsync_stale_read_checks_total",
+		Help:   "Informer-cache reads of sampled reconciles (the stale-read check of pkg/probe, off unless an operator enables it), by result: success (compared with a consistent live read made just before), error (the live read failed), rate_limited (not checked: the live reads' token bucket was empty).",
+		Type:   Counter,
+		Labels: []string{LabelResource, LabelResult},
+	}
+	StaleReads = Metric{
+		Name:   "rvsync_stale_reads_total",
+		Help:   "Checked informer-cache reads that were stale against a consistent live read made just before them, by reason: rv_behind (the cache's resource version below the live one), replaced (another UID is live), deleted_live (deleted live, still cached), missing (live, not yet cached).",
+		Type:   Counter,
+		Labels: []string{LabelResource, LabelReason},
+	}
+	StaleReadBehind = Metric{
+		Name:    "rvsync_stale_read_behind_seconds",
+		Help:    "Lower bound of how far behind an rv_behind stale read was: from the commit of the live resource version, bounded by the answer of the first head probe that saw it (resolution: the probe interval; 0 when no probe saw it before the read), to the cache read. Observed only while the resource's RV space has a current head.",
+		Type:    Histogram,
+		Labels:  []string{LabelResource},
+		Buckets: DeliveryBuckets,
+		Unit:    "seconds",
+	}
+	ReconcileReadDelay = Metric{
+		Name:    "rvsync_reconcile_read_delay_seconds",
+		Help:    "Time from the informer's delivery of an object's version into the cache to a sampled reconcile's read of it, for reads of the object the reconcile was triggered for (reconcilers wrapped by the stale-read hook).",
+		Type:    Histogram,
+		Labels:  []string{LabelResource},
+		Buckets: DeliveryBuckets,
+		Unit:    "seconds",
+	}
 	TimelineDropped = Metric{
 		Name:   "rvsync_head_timeline_dropped_samples_total",
 		Help:   "Head samples dropped from a resource's bounded head timeline because it was full.",
@@ -335,6 +380,7 @@ func All() []Metric {
 		CanaryDeliveryLatency, CanaryWrites, CanaryLost, CanaryLastDelivered,
 		UnconvergedObjects, UnobservableObjects, OldestUnconverged, GenerationConvergence,
 		TimelineDropped, BuildInfo,
+		StaleReadChecks, StaleReads, StaleReadBehind, ReconcileReadDelay,
 	}
 }
 

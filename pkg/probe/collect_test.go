@@ -84,14 +84,14 @@ func TestEveryCatalogFamilyIsExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	// touch every vector once so it has a series
-	for _, h := range []*prometheus.HistogramVec{m.EventDeliveryLag, m.CanaryDeliveryLatency, m.GenerationConvergence} {
+	for _, h := range []*prometheus.HistogramVec{m.EventDeliveryLag, m.CanaryDeliveryLatency, m.GenerationConvergence, m.StaleReadBehind, m.ReconcileReadDelay} {
 		h.WithLabelValues("pods").Observe(1)
 	}
 	m.ListDuration.WithLabelValues("pods", catalog.KindList, catalog.ResultSuccess).Observe(1)
 	for _, c := range []*prometheus.CounterVec{m.WatchStarts, m.Regressions, m.TimelineDropped, m.CanaryLost, m.DeliveryUnbounded} {
 		c.WithLabelValues("pods").Inc()
 	}
-	for _, c := range []*prometheus.CounterVec{m.Relists, m.ListErrors, m.WatchErrors, m.HeadProbeErrors, m.CanaryWrites} {
+	for _, c := range []*prometheus.CounterVec{m.Relists, m.ListErrors, m.WatchErrors, m.HeadProbeErrors, m.CanaryWrites, m.StaleReadChecks, m.StaleReads} {
 		c.WithLabelValues("pods", "x").Inc()
 	}
 	fams, err := reg.Gather()

@@ -41,6 +41,10 @@
 //     Resource.ObservedGenerationPath).
 //   - Monitor.NewCanary, CanaryOptions and Canary write a heartbeat object
 //     (annotation rvsync.io/heartbeat) and time its delivery.
+//   - Monitor.StaleReads, StaleReadOptions, StaleReads and StaleRead check
+//     the cache reads of a sampled share of reconciles against a consistent
+//     live read, under a hard limit on live reads (package ctrlstale hooks
+//     it into a controller-runtime manager's client); off unless built.
 //
 // Nothing on the scrape path talks to the API server, and the per-event path
 // does not allocate on the steady path.

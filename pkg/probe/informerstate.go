@@ -69,6 +69,8 @@ type informerState struct {
 
 	freshenedAt time.Time // latest freshness read sent
 	freshening  bool
+
+	deliveries *deliveries // recent deliveries by RV, while stale-read checks are on
 }
 
 // proofPeak is the staleness reached right before a bookmark proved
@@ -131,6 +133,12 @@ func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent b
 	if rv > s.rv {
 		s.rv, s.rvAt, s.freshAtRV = rv, now, s.fresh
 		s.refreshFreshLocked(sp, now, !isEvent)
+	}
+	if isEvent && (s.deliveries != nil || t.recordDeliveries.Load()) {
+		if s.deliveries == nil {
+			s.deliveries = newDeliveries(now)
+		}
+		s.deliveries.add(rv, now)
 	}
 	if isEvent {
 		// how far behind the head this event was when delivered: the head
@@ -293,6 +301,9 @@ func (s *informerState) onRegression() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rv, s.ahead, s.aheadW, s.eventLag = 0, 0, 0, 0
+	if s.deliveries != nil {
+		s.deliveries.reset()
+	}
 }
 
 // startList is called with the first page of a List, or a watch-list.

@@ -16,6 +16,8 @@ type metrics struct {
 	ListDuration          *prometheus.HistogramVec
 	CanaryDeliveryLatency *prometheus.HistogramVec
 	GenerationConvergence *prometheus.HistogramVec
+	StaleReadBehind       *prometheus.HistogramVec
+	ReconcileReadDelay    *prometheus.HistogramVec
 
 	DeliveryUnbounded *prometheus.CounterVec
 	Relists           *prometheus.CounterVec
@@ -27,6 +29,8 @@ type metrics struct {
 	TimelineDropped   *prometheus.CounterVec
 	CanaryWrites      *prometheus.CounterVec
 	CanaryLost        *prometheus.CounterVec
+	StaleReadChecks   *prometheus.CounterVec
+	StaleReads        *prometheus.CounterVec
 }
 
 // newMetrics builds every event-driven family from the catalog.
@@ -36,6 +40,8 @@ func newMetrics() *metrics {
 		ListDuration:          newHistogramVec(catalog.ListDuration),
 		CanaryDeliveryLatency: newHistogramVec(catalog.CanaryDeliveryLatency),
 		GenerationConvergence: newHistogramVec(catalog.GenerationConvergence),
+		StaleReadBehind:       newHistogramVec(catalog.StaleReadBehind),
+		ReconcileReadDelay:    newHistogramVec(catalog.ReconcileReadDelay),
 		DeliveryUnbounded:     newCounterVec(catalog.EventDeliveryUnbounded),
 		Relists:               newCounterVec(catalog.Relists),
 		ListErrors:            newCounterVec(catalog.ListErrors),
@@ -46,6 +52,8 @@ func newMetrics() *metrics {
 		TimelineDropped:       newCounterVec(catalog.TimelineDropped),
 		CanaryWrites:          newCounterVec(catalog.CanaryWrites),
 		CanaryLost:            newCounterVec(catalog.CanaryLost),
+		StaleReadChecks:       newCounterVec(catalog.StaleReadChecks),
+		StaleReads:            newCounterVec(catalog.StaleReads),
 	}
 }
 
@@ -56,6 +64,7 @@ func (m *metrics) register(reg prometheus.Registerer, snaps func() []snapshot) e
 		m.EventDeliveryLag, m.ListDuration, m.CanaryDeliveryLatency, m.GenerationConvergence,
 		m.DeliveryUnbounded, m.Relists, m.ListErrors, m.WatchStarts, m.WatchErrors, m.Regressions, m.HeadProbeErrors,
 		m.TimelineDropped, m.CanaryWrites, m.CanaryLost,
+		m.StaleReadChecks, m.StaleReads, m.StaleReadBehind, m.ReconcileReadDelay,
 		&gaugeCollector{snapshots: snaps},
 	}
 	var errs []error

@@ -90,6 +90,9 @@ type Monitor struct {
 	mu       sync.Mutex
 	spaces   map[string]*space
 	trackers map[string]*tracker
+	// recordDeliveries: stale-read checks are on, so informers record
+	// when they delivered each recent version (see deliveries)
+	recordDeliveries bool
 }
 
 // New returns a Monitor with no resources.
@@ -176,6 +179,7 @@ func (m *Monitor) track(gvr schema.GroupVersionResource, spaceName string) *trac
 	if !ok {
 		s := m.space(spaceName)
 		t = newTracker(name, m.opts.Clock, s, m.metrics, m.opts.ProbeInterval)
+		t.recordDeliveries.Store(m.recordDeliveries)
 		s.addTracker(t)
 		m.trackers[name] = t
 	}

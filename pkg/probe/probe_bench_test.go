@@ -68,8 +68,15 @@ func BenchmarkWatchEvent(b *testing.B) {
 
 // BenchmarkObserveEvent is the tracker's share of one event, without the
 // channel hop.
-func BenchmarkObserveEvent(b *testing.B) {
+func BenchmarkObserveEvent(b *testing.B) { benchObserveEvent(b, false) }
+
+// BenchmarkObserveEventRecordingDeliveries is BenchmarkObserveEvent with
+// the stale-read check on: each event's delivery time is also recorded.
+func BenchmarkObserveEventRecordingDeliveries(b *testing.B) { benchObserveEvent(b, true) }
+
+func benchObserveEvent(b *testing.B, recordDeliveries bool) {
 	is, _ := benchInformer(b)
+	is.t.recordDeliveries.Store(recordDeliveries)
 	objs := benchObjects(1 << 14)
 	now := time.Now()
 	b.ReportAllocs()

@@ -3,6 +3,7 @@ package probe
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,9 @@ type tracker struct {
 	unbounded   prometheus.Counter
 	watchStarts prometheus.Counter
 	regressions prometheus.Counter
+	// recordDeliveries makes its informers record their deliveries, for
+	// the stale-read check's reconcile read delay
+	recordDeliveries atomic.Bool
 
 	mu        sync.Mutex
 	space     *space
