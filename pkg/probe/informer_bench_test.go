@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"flag"
 	"runtime"
 	"strconv"
 	"testing"
@@ -14,23 +15,27 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
+// storeObjects is how many objects BenchmarkMetadataInformerStore caches.
+var storeObjects = flag.Int("store-objects", 20000, "objects cached by BenchmarkMetadataInformerStore")
+
 // BenchmarkMetadataInformerStore reports the heap an informer built by
-// NewMetadataInformer holds per cached object (B/object), with its store of
-// keys and, for comparison, with slimmed metadata objects and with whole
-// metadata as a plain metadata informer keeps it. Each object carries
-// labels, an annotation and a managed-fields entry like a real ConfigMap.
-// Run it once per case:
+// the key informer holds per cached object (B/object), with its store of
+// digest keys (objectKey) and, for comparison, with "namespace/name" keys (before #18), with
+// slimmed metadata objects and with whole metadata as a plain metadata
+// informer keeps it. Each object carries labels, an annotation and a
+// managed-fields entry like a real ConfigMap, and a name of typical length
+// (namespace and name 34 bytes). Run it once per case:
 //
-//	go test -run '^$' -bench MetadataInformerStore -benchtime 1x ./pkg/probe
+//	go test -run '^$' -bench MetadataInformerStore -benchtime 1x ./pkg/probe [-store-objects 500000]
 func BenchmarkMetadataInformerStore(b *testing.B) {
-	const n = 20000
+	n := *storeObjects
 	objs := make([]*metav1.PartialObjectMetadata, n)
 	for i := range objs {
-		ns := "bench-" + strconv.Itoa(i%10)
+		ns := "team-" + strconv.Itoa(i%50) + "-prod"
 		objs[i] = &metav1.PartialObjectMetadata{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{
-				Namespace: ns, Name: "cm-" + strconv.Itoa(i), ResourceVersion: strconv.Itoa(1000 + i),
+				Namespace: ns, Name: "checkout-config-" + strconv.Itoa(1000000+i), ResourceVersion: strconv.Itoa(1000 + i),
 				UID:         types.UID("0b5c9a3e-2f7d-4d8e-9c1a-" + strconv.Itoa(100000000000+i)),
 				Labels:      map[string]string{"app.kubernetes.io/name": "rvsync-bench", "app.kubernetes.io/instance": ns},
 				Annotations: map[string]string{"bench.rvsync.io/description": "object created by rvsync-bench"},
@@ -55,14 +60,17 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 			if o.SendInitialEvents == nil || !*o.SendInitialEvents {
 				return watch.NewFake(), nil
 			}
-			w := watch.NewFakeWithChanSize(len(objs)+1, false)
-			for _, obj := range objs {
-				w.Add(obj.DeepCopy())
-			}
-			w.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-				ResourceVersion: strconv.Itoa(1000 + n),
-				Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
-			}})
+			// unbuffered, so that the watch itself holds no object
+			w := watch.NewFake()
+			go func() {
+				for _, obj := range objs {
+					w.Add(obj.DeepCopy())
+				}
+				w.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+					ResourceVersion: strconv.Itoa(1000 + n),
+					Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+				}})
+			}()
 			return w, nil
 		},
 	}
@@ -70,7 +78,8 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 		name      string
 		transform cache.TransformFunc
 	}{
-		{"keys", nil}, // NewMetadataInformer as it is
+		{"digest-keys", nil}, // the key informer as it is
+		{"name-keys", nameKey},
 		{"slim-metadata", slimMetadata},
 		{"whole-metadata", func(o any) (any, error) { return o, nil }},
 	} {
@@ -115,7 +124,17 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// slimMetadata is the transform NewMetadataInformer used before objectKey:
+// nameKey is the transform the key informer used before objectKey's digest
+// keys (#18): the object's "namespace/name" as a cache.ExplicitKey. Kept here as
+// the benchmark's "before".
+func nameKey(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		return cache.ExplicitKey(o.GetNamespace() + "/" + o.GetName()), nil
+	}
+	return obj, nil
+}
+
+// slimMetadata is the transform the key informer used before it stored keys:
 // it strips metadata in place down to name, namespace, RV and generation.
 // Kept here as the benchmark's "before".
 func slimMetadata(obj any) (any, error) {
@@ -130,4 +149,15 @@ func slimMetadata(obj any) (any, error) {
 		o.SetCreationTimestamp(metav1.Time{})
 	}
 	return obj, nil
+}
+
+// BenchmarkObjectKey is objectKey's cost per event (the digest and its key).
+func BenchmarkObjectKey(b *testing.B) {
+	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "team-7-prod", Name: "checkout-config-1000007"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := objectKey(o); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
