@@ -100,16 +100,13 @@ func TestKeyInformerCountsAndDetectsDeletes(t *testing.T) {
 		w.put("ns-a", "obj-"+strconv.Itoa(i))
 	}
 	w.put("ns-b", "obj-0") // same name, another namespace: another object
-	m := New(Options{})
-	tr := m.track(testGVR("configmaps"), "")
-	inf := m.keyInformer(w.lw(), tr, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go inf.RunWithContext(ctx)
-	objects := func() int { return int(tr.informerList()[0].objects.Load()) }
+	inf, counted := w.runKeyInformer(t)
 	expect := func(n int, what string) {
 		t.Helper()
-		waitUntil(t, what, func() bool { return inf.HasSynced() && objects() == n && len(inf.GetStore().ListKeys()) == n })
+		if w.count() != n {
+			t.Fatalf("the test's world holds %d objects, the test expects %d", w.count(), n)
+		}
+		counted(what)
 	}
 	expect(4, "the initial objects counted")
 	watcher := <-w.live
@@ -159,19 +156,7 @@ func TestKeyInformerCountsRandomHistory(t *testing.T) {
 			for range 300 {
 				w.put(name())
 			}
-			m := New(Options{})
-			tr := m.track(testGVR("configmaps"), "")
-			inf := m.keyInformer(w.lw(), tr, nil)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go inf.RunWithContext(ctx)
-			counted := func(what string) {
-				t.Helper()
-				waitUntil(t, what, func() bool {
-					want := w.count()
-					return inf.HasSynced() && int(tr.informerList()[0].objects.Load()) == want && len(inf.GetStore().ListKeys()) == want
-				})
-			}
+			_, counted := w.runKeyInformer(t)
 			counted("the initial objects counted")
 			// change randomly: create or update (put) or delete (drop) one
 			// object; returns the event a watch would deliver
@@ -200,6 +185,25 @@ func TestKeyInformerCountsRandomHistory(t *testing.T) {
 				watcher.Stop()
 				counted("round " + strconv.Itoa(round) + ": the changes missed while the watch was down counted at the relist")
 			}
+		})
+	}
+}
+
+// runKeyInformer runs a key informer of w until the test ends; counted
+// waits until the informer synced and both its object count and its store
+// hold as many objects as w.
+func (w *objectsWorld) runKeyInformer(t *testing.T) (inf cache.SharedIndexInformer, counted func(what string)) {
+	m := New(Options{})
+	tr := m.track(testGVR("configmaps"), "")
+	inf = m.keyInformer(w.lw(), tr, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go inf.RunWithContext(ctx)
+	return inf, func(what string) {
+		t.Helper()
+		waitUntil(t, what, func() bool {
+			want := w.count()
+			return inf.HasSynced() && int(tr.informerList()[0].objects.Load()) == want && len(inf.GetStore().ListKeys()) == want
 		})
 	}
 }
