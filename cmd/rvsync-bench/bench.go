@@ -108,7 +108,7 @@ func (b *bench) churnPhase(ctx context.Context, r *running, rate float64) (phase
 	if err != nil {
 		return ph, err
 	}
-	req0, err := scrapeRequests(ctx, b.load.typed)
+	req0, err := scrapeRequests(ctx, b.env.Client)
 	if err != nil {
 		return ph, err
 	}
@@ -124,7 +124,7 @@ func (b *bench) churnPhase(ctx context.Context, r *running, rate float64) (phase
 	if err != nil {
 		return ph, err
 	}
-	req1, err := scrapeRequests(ctx, b.load.typed)
+	req1, err := scrapeRequests(ctx, b.env.Client)
 	if err != nil {
 		return ph, err
 	}
@@ -153,12 +153,14 @@ func watchedPlural(plural string) bool {
 	return false
 }
 
-// wantObjects is how many objects each of resources holds: the benchmark's
-// share for its own resources, 0 (synced is enough) for any other.
+// wantObjects is how many objects each of the benchmark's resources among
+// resources holds (the others are not waited for).
 func (s objectSet) wantObjects(resources []string) map[string]int {
 	want := map[string]int{}
 	for _, r := range resources {
-		want[r] = s.count(r)
+		if slices.Contains(benchResources, r) {
+			want[r] = s.count(r)
+		}
 	}
 	return want
 }
@@ -266,11 +268,11 @@ func (b *bench) scaling(ctx context.Context, exp *program) ([]scaleResult, error
 			}
 			sleep(ctx, 5*time.Second) // the other (small) informers sync too
 		}
-		req0, err := scrapeRequests(ctx, b.load.typed)
+		req0, err := scrapeRequests(ctx, b.env.Client)
 		if err == nil {
 			sleep(ctx, b.opts.scaleWindow)
 			var req1 requestCounts
-			if req1, err = scrapeRequests(ctx, b.load.typed); err == nil {
+			if req1, err = scrapeRequests(ctx, b.env.Client); err == nil {
 				delta := req1.sub(req0, func(k requestKey) bool { return k.verb != "WATCH" })
 				rates := perSecond(delta.byVerb(), b.opts.scaleWindow.Seconds())
 				lists := map[string]float64{}
