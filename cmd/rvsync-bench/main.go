@@ -27,7 +27,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
@@ -66,6 +68,7 @@ func main() {
 		}
 		o.rates = append(o.rates, r)
 	}
+	ctrllog.SetLogger(logr.Discard()) // envtest's CRD installer logs through it
 	o.command = "go run ./cmd/rvsync-bench " + strings.Join(os.Args[1:], " ")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -46,6 +46,8 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 			},
 		}
 	}
+	extra := objs[n-1].DeepCopy()
+	extra.Name += "-extra"
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (kruntime.Object, error) {
 			list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(1000 + n)}}
@@ -57,8 +59,10 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 		// A streaming watch-list (client-go's default) sends every object,
 		// then the initial-events-end bookmark; later watches stay quiet.
 		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			if o.SendInitialEvents == nil || !*o.SendInitialEvents {
-				return watch.NewFake(), nil
+			if o.SendInitialEvents == nil || !*o.SendInitialEvents { // after a List
+				w := watch.NewFake()
+				go w.Add(extra.DeepCopy())
+				return w, nil
 			}
 			// unbuffered, so that the watch itself holds no object
 			w := watch.NewFake()
@@ -70,6 +74,9 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 					ResourceVersion: strconv.Itoa(1000 + n),
 					Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
 				}})
+				// one more object after the sync, as churn brings: client-go's
+				// FIFO then lets go of the array the initial sync filled
+				w.Add(extra.DeepCopy())
 			}()
 			return w, nil
 		},
@@ -100,7 +107,8 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 }
 
 // storeBytesPerObject runs the informer made by newInformer until it synced
-// n objects and returns the live heap it added, per object.
+// n objects and received one more, and returns the live heap it added, per
+// object.
 func storeBytesPerObject(b *testing.B, newInformer func() cache.SharedIndexInformer, n int) float64 {
 	b.Helper()
 	before := liveHeap()
@@ -108,12 +116,12 @@ func storeBytesPerObject(b *testing.B, newInformer func() cache.SharedIndexInfor
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go inf.RunWithContext(ctx)
-	for !inf.HasSynced() || len(inf.GetStore().ListKeys()) < n {
+	for !inf.HasSynced() || len(inf.GetStore().ListKeys()) < n+1 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	after := liveHeap()
 	runtime.KeepAlive(inf)
-	return float64(after-before) / float64(n)
+	return float64(after-before) / float64(n+1)
 }
 
 func liveHeap() uint64 {
