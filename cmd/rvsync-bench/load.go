@@ -89,9 +89,11 @@ type objectSet struct {
 	n, namespaces int
 }
 
-func (s objectSet) resource(i int) string  { return benchResources[i%len(benchResources)] }
-func (s objectSet) namespace(i int) string { return "bench-" + strconv.Itoa(i/len(benchResources)%s.namespaces) }
-func (s objectSet) name(i int) string      { return "checkout-" + strconv.Itoa(i) }
+func (s objectSet) resource(i int) string { return benchResources[i%len(benchResources)] }
+func (s objectSet) namespace(i int) string {
+	return "bench-" + strconv.Itoa(i/len(benchResources)%s.namespaces)
+}
+func (s objectSet) name(i int) string { return "checkout-" + strconv.Itoa(i) }
 
 // count is how many of the n objects are of resource.
 func (s objectSet) count(resource string) int {
@@ -118,7 +120,7 @@ func (s objectSet) meta(i int) metav1.ObjectMeta {
 			"app.kubernetes.io/version": "1.42.0",
 		},
 		Annotations: map[string]string{
-			"bench.rvsync.io/description":     "object created by rvsync-bench for the overhead benchmark",
+			"bench.rvsync.io/description":       "object created by rvsync-bench for the overhead benchmark",
 			"deployment.kubernetes.io/revision": strconv.Itoa(i % 17),
 		},
 		OwnerReferences: []metav1.OwnerReference{{
