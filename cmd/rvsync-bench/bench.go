@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -10,7 +12,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
@@ -20,30 +21,47 @@ import (
 type bench struct {
 	opts       options
 	env        *testenv.Env
-	load       kubernetes.Interface
+	load       *loader
 	set        objectSet
 	kubeconfig string
 	dir        string
-	version    atomic.Int64 // of the ConfigMaps' data, so every write changes them
+	version    atomic.Int64 // of the objects' data, so every write changes them
 }
 
-// runResult is one program's measurement over one churn period.
+// runResult is one program's measurement: its initial sync, then one churn
+// period per rate.
 type runResult struct {
-	program         string
-	round           int
-	syncSeconds     float64 // start to synced, wall clock
-	startupCPU      float64 // CPU seconds until synced
-	cpu             float64 // CPU seconds during the churn period (and its drain)
-	hwm, rss        int64   // peak RSS over the whole run; RSS at the end of the period
+	program          string
+	round            int
+	syncSeconds      float64 // start to synced, wall clock
+	startupCPU       float64 // CPU seconds until synced
+	hwmSync, rssSync int64   // peak RSS during the initial sync; RSS when synced
+	phases           []phaseResult
+	hwm, rss         int64   // peak RSS over the whole run; RSS at the end (steady state)
+	scrape           float64 // seconds per text scrape of /metrics (median of 5; exporter only)
+	load             string
+}
+
+// phaseResult is one churn period at one rate.
+type phaseResult struct {
+	rate            float64
+	cpu             float64 // CPU seconds during the period (and its drain)
 	events          float64
-	eventsPerSec    float64
 	writesPerSec    float64
 	skipped, errors int64
-	requests        map[string]float64 // per verb, per second, to the watched resource, excluding the churn's updates
-	load            string
+	requests        map[string]float64 // per verb, per second, to the watched resources, excluding the churn's writes
 }
 
-// measure starts p, waits for it to sync, churns for the period and stops it.
+// cpuPer1000 is the CPU seconds per 1,000 events processed.
+func (p phaseResult) cpuPer1000() float64 {
+	if p.events == 0 {
+		return 0
+	}
+	return p.cpu / p.events * 1000
+}
+
+// measure starts p, waits for it to sync, churns at each rate for the
+// period and stops it.
 func (b *bench) measure(ctx context.Context, p *program, round int) (runResult, error) {
 	res := runResult{program: p.name, round: round + 1}
 	start := time.Now()
@@ -52,56 +70,123 @@ func (b *bench) measure(ctx context.Context, p *program, round int) (runResult, 
 		return res, err
 	}
 	defer r.stop()
-	if err := r.waitSynced(ctx, benchResource, b.set.n); err != nil {
+	if err := r.waitSynced(ctx, b.set.wantObjects(benchResources)); err != nil {
 		return res, err
 	}
 	res.syncSeconds = time.Since(start).Seconds()
-	if u, err := readUsage(r.pid()); err == nil {
-		res.startupCPU = u.cpuSeconds
+	u, err := readUsage(r.pid())
+	if err != nil {
+		return res, err
 	}
+	res.startupCPU, res.hwmSync, res.rssSync = u.cpuSeconds, u.hwm, u.rss
 	sleep(ctx, b.opts.settle)
-
-	ev0, err := r.events(ctx, benchResource)
-	if err != nil {
+	for _, rate := range b.opts.rates {
+		ph, err := b.churnPhase(ctx, r, rate)
+		if err != nil {
+			return res, err
+		}
+		res.phases = append(res.phases, ph)
+	}
+	if u, err = readUsage(r.pid()); err != nil {
 		return res, err
 	}
-	req0, err := scrapeRequests(ctx, b.load)
+	res.hwm, res.rss = u.hwm, u.rss
+	if r.metrics != "" {
+		if res.scrape, err = scrapeSeconds(ctx, r.metrics, 5); err != nil {
+			return res, err
+		}
+	}
+	res.load = loadAverage()
+	return res, nil
+}
+
+// churnPhase drives rate writes per second for the period and reads what
+// the program spent on them.
+func (b *bench) churnPhase(ctx context.Context, r *running, rate float64) (phaseResult, error) {
+	ph := phaseResult{rate: rate}
+	ev0, err := r.events(ctx)
 	if err != nil {
-		return res, err
+		return ph, err
+	}
+	req0, err := scrapeRequests(ctx, b.env.Client)
+	if err != nil {
+		return ph, err
 	}
 	u0, err := readUsage(r.pid())
 	if err != nil {
-		return res, err
+		return ph, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, b.opts.period)
-	churned := b.set.churn(cctx, b.load, b.opts.rate, b.opts.churnWorkers, &b.version)
+	churned := b.set.churn(cctx, b.load, rate, b.opts.churnWorkers, &b.version)
 	cancel()
 	sleep(ctx, time.Second) // let the program drain the last events
 	u1, err := readUsage(r.pid())
 	if err != nil {
-		return res, err
+		return ph, err
 	}
-	req1, err := scrapeRequests(ctx, b.load)
+	req1, err := scrapeRequests(ctx, b.env.Client)
 	if err != nil {
-		return res, err
+		return ph, err
 	}
-	ev1, err := r.events(ctx, benchResource)
+	ev1, err := r.events(ctx)
 	if err != nil {
-		return res, err
+		return ph, err
 	}
 	secs := b.opts.period.Seconds()
-	res.cpu = u1.cpuSeconds - u0.cpuSeconds
-	res.hwm, res.rss = u1.hwm, u1.rss
-	res.events = ev1 - ev0
-	res.eventsPerSec = res.events / secs
-	res.writesPerSec = float64(churned.writes) / secs
-	res.skipped, res.errors = churned.skipped, churned.errors
-	own := req1.sub(req0, func(k requestKey) bool {
-		return k.resource == benchResource && k.verb != "PUT" // PUT: the churn's own updates
-	})
-	res.requests = perSecond(own.byVerb(), secs)
-	res.load = loadAverage()
-	return res, nil
+	ph.cpu = u1.cpuSeconds - u0.cpuSeconds
+	ph.events = ev1 - ev0
+	ph.writesPerSec = float64(churned.writes) / secs
+	ph.skipped, ph.errors = churned.skipped, churned.errors
+	own := req1.sub(req0, func(k requestKey) bool { return watchedPlural(k.resource) && !churnRequest(k) })
+	ph.requests = perSecond(own.byVerb(), secs)
+	return ph, nil
+}
+
+// watchedPlural reports whether plural (as apiserver_request_total labels
+// resources) is one of the benchmark's resources.
+func watchedPlural(plural string) bool {
+	for _, r := range benchResources {
+		if p, _, _ := strings.Cut(r, "."); p == plural {
+			return true
+		}
+	}
+	return false
+}
+
+// wantObjects is how many objects each of the benchmark's resources among
+// resources holds (the others are not waited for).
+func (s objectSet) wantObjects(resources []string) map[string]int {
+	want := map[string]int{}
+	for _, r := range resources {
+		if slices.Contains(benchResources, r) {
+			want[r] = s.count(r)
+		}
+	}
+	return want
+}
+
+// scrapeSeconds times n text scrapes of url and returns the median.
+func scrapeSeconds(ctx context.Context, url string, n int) (float64, error) {
+	times := make([]float64, n)
+	for i := range times {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Accept", "text/plain;version=0.0.4")
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, err
+		}
+		times[i] = time.Since(start).Seconds()
+	}
+	return median(times), nil
 }
 
 // fixedCost is a program's cost without objects: RSS and idle CPU while
@@ -125,7 +210,7 @@ func (b *bench) fixedCost(ctx context.Context, p *program) (fixedCost, error) {
 		return res, err
 	}
 	defer r.stop()
-	if err := r.waitSynced(ctx, emptyResource, 0); err != nil {
+	if err := r.waitSynced(ctx, map[string]int{emptyResource: 0}); err != nil {
 		return res, err
 	}
 	sleep(ctx, b.opts.settle)
@@ -164,7 +249,7 @@ func (b *bench) scaling(ctx context.Context, exp *program) ([]scaleResult, error
 		resources []string
 	}{
 		{"none (API server background)", nil},
-		{"1 resource (" + benchResource + ")", []string{benchResource}},
+		{"1 resource (" + configMaps + ")", []string{configMaps}},
 		{"default resources", config.DefaultResources},
 		{"every listable resource", all},
 	}
@@ -177,17 +262,17 @@ func (b *bench) scaling(ctx context.Context, exp *program) ([]scaleResult, error
 			if r, err = exporterProgram(exp.bin, s.resources).start(b.kubeconfig, b.dir); err != nil {
 				return nil, err
 			}
-			if err := r.waitSynced(ctx, benchResource, b.set.n); err != nil {
+			if err := r.waitSynced(ctx, b.set.wantObjects(s.resources)); err != nil {
 				r.stop()
 				return nil, err
 			}
 			sleep(ctx, 5*time.Second) // the other (small) informers sync too
 		}
-		req0, err := scrapeRequests(ctx, b.load)
+		req0, err := scrapeRequests(ctx, b.env.Client)
 		if err == nil {
 			sleep(ctx, b.opts.scaleWindow)
 			var req1 requestCounts
-			if req1, err = scrapeRequests(ctx, b.load); err == nil {
+			if req1, err = scrapeRequests(ctx, b.env.Client); err == nil {
 				delta := req1.sub(req0, func(k requestKey) bool { return k.verb != "WATCH" })
 				rates := perSecond(delta.byVerb(), b.opts.scaleWindow.Seconds())
 				lists := map[string]float64{}

@@ -2,12 +2,13 @@
 // plain client-go metadata informer (cmd/rvsync-baseline) on the same
 // stream of changes, on a real control plane from bin/.
 //
-// It creates N ConfigMaps in several namespaces, then runs each program in
+// It creates N objects (ConfigMaps, Secrets and a custom resource, with
+// realistic metadata, in several namespaces), then runs each program in
 // turn (interleaved over several rounds, ABBA order) and, once the program
-// has synced, drives M updates per second for a fixed period while reading
-// from /proc the program's CPU seconds and RSS, from the program the events
-// it processed, and from the API server's own /metrics the requests it
-// received. A second phase runs the exporter idle with 1, the default and
+// has synced, drives each of several update rates for a fixed period while
+// reading from /proc the program's CPU seconds and RSS, from the program
+// the events it processed, and from the API server's own /metrics the
+// requests it received. A second phase runs the exporter idle with 1, the default and
 // all resources to show how its periodic API-server cost grows with the
 // number of resources. The results are printed and written as Markdown into
 // docs/benchmarks.md between the markers of the generated section.
@@ -21,14 +22,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
@@ -36,7 +37,7 @@ import (
 // options are the benchmark's flags.
 type options struct {
 	objects, namespaces int
-	rate                float64
+	rates               []float64
 	period, settle      time.Duration
 	rounds              int
 	createWorkers       int
@@ -48,17 +49,26 @@ type options struct {
 
 func main() {
 	var o options
-	flag.IntVar(&o.objects, "objects", 50000, "ConfigMaps to create (N)")
-	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces to spread the ConfigMaps over")
-	flag.Float64Var(&o.rate, "rate", 500, "ConfigMap updates per second during each measured period (M)")
+	flag.IntVar(&o.objects, "objects", 50000, "objects to create (N), a third each ConfigMaps, Secrets and Widgets (a custom resource)")
+	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces to spread the objects over")
+	rates := flag.String("rates", "200,1000", "comma-separated update rates (writes/s over all objects), one measured period each")
 	flag.DurationVar(&o.period, "period", 30*time.Second, "measured period of churn per run")
 	flag.DurationVar(&o.settle, "settle", 3*time.Second, "wait after a program synced before measuring")
-	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs the exporter and the baseline once, in alternating order")
+	flag.IntVar(&o.rounds, "rounds", 2, "rounds; each runs the exporter and the baseline once, in alternating order")
 	flag.IntVar(&o.createWorkers, "create-workers", 48, "concurrent writers creating the ConfigMaps")
 	flag.IntVar(&o.churnWorkers, "churn-workers", 32, "concurrent writers during churn")
 	flag.DurationVar(&o.scaleWindow, "scale-window", 30*time.Second, "idle window per resource count in the API-server cost phase (0 skips the phase)")
 	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "Markdown file whose generated section receives the results (empty: print only)")
 	flag.Parse()
+	for _, f := range strings.Split(*rates, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || r <= 0 {
+			fmt.Fprintf(os.Stderr, "rvsync-bench: -rates %q: want positive numbers separated by commas, e.g. 200,1000\n", *rates)
+			os.Exit(2)
+		}
+		o.rates = append(o.rates, r)
+	}
+	ctrllog.SetLogger(logr.Discard()) // envtest's CRD installer logs through it
 	o.command = "go run ./cmd/rvsync-bench " + strings.Join(os.Args[1:], " ")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -93,7 +103,9 @@ func run(ctx context.Context, o options) error {
 	}
 
 	logf("starting etcd and kube-apiserver from bin/")
-	env, err := testenv.Start(testenv.Options{})
+	// etcd's default 2 GiB quota is too small for 500,000 objects and
+	// their history between compactions
+	env, err := testenv.Start(testenv.Options{EtcdArgs: map[string]string{"quota-backend-bytes": strconv.Itoa(8 << 30)}})
 	if err != nil {
 		return err
 	}
@@ -102,26 +114,29 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	load, err := loadClient(env.Config)
+	load, err := newLoader(env.Config)
 	if err != nil {
 		return err
 	}
-	if err := testenv.EnsureNamespace(ctx, load, canaryNamespace); err != nil {
+	if err := testenv.EnsureNamespace(ctx, load.typed, canaryNamespace); err != nil {
+		return err
+	}
+	if err := installWidgets(env.Config); err != nil {
 		return err
 	}
 
 	set := objectSet{n: o.objects, namespaces: o.namespaces}
-	logf("creating %d ConfigMaps in %d namespaces with %d writers", o.objects, o.namespaces, o.createWorkers)
+	logf("creating %d objects (%s) in %d namespaces with %d writers", o.objects, strings.Join(benchResources, ", "), o.namespaces, o.createWorkers)
 	createStart := time.Now()
-	created, err := set.create(ctx, load, o.createWorkers)
+	created, err := set.createAll(ctx, load, o.createWorkers)
 	if err != nil {
 		return err
 	}
 	rep := report{opts: o, machine: machine(), loadStart: loadAverage(), createdIn: time.Since(createStart), created: created}
 	logf("created %d in %v", created, rep.createdIn.Round(time.Second))
 
-	exp := exporterProgram(exporterBin, []string{benchResource})
-	base := &program{name: baselineName, bin: baselineBin, args: []string{"--resources", benchResource}}
+	exp := exporterProgram(exporterBin, benchResources)
+	base := &program{name: baselineName, bin: baselineBin, args: []string{"--resources", strings.Join(benchResources, ",")}}
 	b := &bench{opts: o, env: env, load: load, set: set, kubeconfig: kubeconfig, dir: dir}
 	for round := range o.rounds {
 		order := []*program{exp, base}
@@ -134,7 +149,10 @@ func run(ctx context.Context, o options) error {
 			if err != nil {
 				return err
 			}
-			logf("  cpu %.2fs  peak RSS %.1f MiB  events/s %.0f  writes/s %.0f", r.cpu, mib(r.hwm), r.eventsPerSec, r.writesPerSec)
+			logf("  sync %.1fs  peak RSS in sync %.1f MiB  RSS at end %.1f MiB  scrape %.1f ms", r.syncSeconds, mib(r.hwmSync), mib(r.rss), r.scrape*1000)
+			for _, ph := range r.phases {
+				logf("  %.0f/s: cpu %.2fs  events %.0f  writes/s %.0f  CPU-s per 1,000 events %.3f", ph.rate, ph.cpu, ph.events, ph.writesPerSec, ph.cpuPer1000())
+			}
 			rep.runs = append(rep.runs, r)
 		}
 	}
@@ -162,15 +180,12 @@ func run(ctx context.Context, o options) error {
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(root, out)
 		}
-		return writeSection(out, text)
+		return writeSection(out, o.objects, text)
 	}
 	return nil
 }
 
-const (
-	benchResource   = "configmaps"
-	canaryNamespace = "rvsync-bench"
-)
+const canaryNamespace = "rvsync-bench"
 
 // exporterProgram runs the exporter with its defaults (5s probe, canary
 // every 10s) watching resources.
@@ -178,14 +193,6 @@ func exporterProgram(bin string, resources []string) *program {
 	return &program{name: exporterName, bin: bin, args: []string{
 		"--resources", strings.Join(resources, ","), "--canary-namespace", canaryNamespace, "--log-level", "warn",
 	}}
-}
-
-// loadClient is an admin client without client-side rate limits, for
-// creating objects and churning them.
-func loadClient(cfg *rest.Config) (kubernetes.Interface, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
-	return kubernetes.NewForConfig(cfg)
 }
 
 // writeKubeconfig writes a kubeconfig of an admin user for the programs.

@@ -85,23 +85,18 @@ func freeAddress() (string, error) {
 
 func (r *running) pid() int { return r.cmd.Process.Pid }
 
-// waitSynced waits until the program's informer for resource holds at least
-// objects objects.
-func (r *running) waitSynced(ctx context.Context, resource string, objects int) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+// waitSynced waits until the program's informers synced and, for the
+// exporter, each resource of want holds at least its number of objects.
+func (r *running) waitSynced(ctx context.Context, want map[string]int) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
 	if r.prog.name == baselineName {
 		_, err := r.readLine(ctx, "synced objects=")
 		return err
 	}
-	labels := map[string]string{catalog.LabelResource: resource}
 	for {
-		if m, err := testenv.Scrape(r.metrics); err == nil {
-			synced, _ := m.Value(catalog.InformerSynced.Name, labels)
-			n, _ := m.Value(catalog.Objects.Name, labels)
-			if synced == 1 && int(n) >= objects {
-				return nil
-			}
+		if m, err := testenv.Scrape(r.metrics); err == nil && exporterSynced(m, want) {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -111,10 +106,22 @@ func (r *running) waitSynced(ctx context.Context, resource string, objects int) 
 	}
 }
 
-// events returns how many watch events of resource the program has
-// processed: the exporter's delivery-lag observations, or the baseline's
-// handler count.
-func (r *running) events(ctx context.Context, resource string) (float64, error) {
+func exporterSynced(m testenv.Metrics, want map[string]int) bool {
+	for resource, n := range want {
+		labels := map[string]string{catalog.LabelResource: resource}
+		synced, _ := m.Value(catalog.InformerSynced.Name, labels)
+		have, _ := m.Value(catalog.Objects.Name, labels)
+		if synced != 1 || int(have) < n {
+			return false
+		}
+	}
+	return true
+}
+
+// events returns how many watch events of the benchmark's resources the
+// program has processed: the exporter's delivery-lag observations, or the
+// baseline's handler count.
+func (r *running) events(ctx context.Context) (float64, error) {
 	if r.prog.name == baselineName {
 		if err := r.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 			return 0, err
@@ -129,11 +136,13 @@ func (r *running) events(ctx context.Context, resource string) (float64, error) 
 	if err != nil {
 		return 0, err
 	}
-	h, ok := m.Histogram(catalog.EventDeliveryLag.Name, map[string]string{catalog.LabelResource: resource})
-	if !ok {
-		return 0, nil
+	total := 0.0
+	for _, resource := range benchResources {
+		if h, ok := m.Histogram(catalog.EventDeliveryLag.Name, map[string]string{catalog.LabelResource: resource}); ok {
+			total += float64(h.GetSampleCount())
+		}
 	}
-	return float64(h.GetSampleCount()), nil
+	return total, nil
 }
 
 // readLine returns the rest of the next stdout line starting with prefix.

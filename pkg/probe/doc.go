@@ -37,7 +37,7 @@
 //   - Monitor.Instrument measures an informer of your own (package
 //     ctrlcache does it for every informer of a controller-runtime manager).
 //   - Monitor.NewInformer and Resource build the metadata-only informers the
-//     rvsync exporter runs (object keys only, or generations with
+//     rvsync exporter runs (digests of object keys only, or generations with
 //     Resource.ObservedGenerationPath).
 //   - Monitor.NewCanary, CanaryOptions and Canary write a heartbeat object
 //     (annotation rvsync.io/heartbeat) and time its delivery.

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"flag"
 	"runtime"
 	"strconv"
 	"testing"
@@ -14,23 +15,27 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
+// storeObjects is how many objects BenchmarkMetadataInformerStore caches.
+var storeObjects = flag.Int("store-objects", 20000, "objects cached by BenchmarkMetadataInformerStore")
+
 // BenchmarkMetadataInformerStore reports the heap an informer built by
-// NewMetadataInformer holds per cached object (B/object), with its store of
-// keys and, for comparison, with slimmed metadata objects and with whole
-// metadata as a plain metadata informer keeps it. Each object carries
-// labels, an annotation and a managed-fields entry like a real ConfigMap.
-// Run it once per case:
+// the key informer holds per cached object (B/object), with its store of
+// digest keys (objectKey) and, for comparison, with "namespace/name" keys (before #18), with
+// slimmed metadata objects and with whole metadata as a plain metadata
+// informer keeps it. Each object carries labels, an annotation and a
+// managed-fields entry like a real ConfigMap, and a name of typical length
+// (namespace and name 34 bytes). Run it once per case:
 //
-//	go test -run '^$' -bench MetadataInformerStore -benchtime 1x ./pkg/probe
+//	go test -run '^$' -bench MetadataInformerStore -benchtime 1x ./pkg/probe [-store-objects 500000]
 func BenchmarkMetadataInformerStore(b *testing.B) {
-	const n = 20000
+	n := *storeObjects
 	objs := make([]*metav1.PartialObjectMetadata, n)
 	for i := range objs {
-		ns := "bench-" + strconv.Itoa(i%10)
+		ns := "team-" + strconv.Itoa(i%50) + "-prod"
 		objs[i] = &metav1.PartialObjectMetadata{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{
-				Namespace: ns, Name: "cm-" + strconv.Itoa(i), ResourceVersion: strconv.Itoa(1000 + i),
+				Namespace: ns, Name: "checkout-config-" + strconv.Itoa(1000000+i), ResourceVersion: strconv.Itoa(1000 + i),
 				UID:         types.UID("0b5c9a3e-2f7d-4d8e-9c1a-" + strconv.Itoa(100000000000+i)),
 				Labels:      map[string]string{"app.kubernetes.io/name": "rvsync-bench", "app.kubernetes.io/instance": ns},
 				Annotations: map[string]string{"bench.rvsync.io/description": "object created by rvsync-bench"},
@@ -41,6 +46,8 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 			},
 		}
 	}
+	extra := objs[n-1].DeepCopy()
+	extra.Name += "-extra"
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (kruntime.Object, error) {
 			list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(1000 + n)}}
@@ -52,17 +59,25 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 		// A streaming watch-list (client-go's default) sends every object,
 		// then the initial-events-end bookmark; later watches stay quiet.
 		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			if o.SendInitialEvents == nil || !*o.SendInitialEvents {
-				return watch.NewFake(), nil
+			if o.SendInitialEvents == nil || !*o.SendInitialEvents { // after a List
+				w := watch.NewFake()
+				go w.Add(extra.DeepCopy())
+				return w, nil
 			}
-			w := watch.NewFakeWithChanSize(len(objs)+1, false)
-			for _, obj := range objs {
-				w.Add(obj.DeepCopy())
-			}
-			w.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-				ResourceVersion: strconv.Itoa(1000 + n),
-				Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
-			}})
+			// unbuffered, so that the watch itself holds no object
+			w := watch.NewFake()
+			go func() {
+				for _, obj := range objs {
+					w.Add(obj.DeepCopy())
+				}
+				w.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+					ResourceVersion: strconv.Itoa(1000 + n),
+					Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+				}})
+				// one more object after the sync, as churn brings: client-go's
+				// FIFO then lets go of the array the initial sync filled
+				w.Add(extra.DeepCopy())
+			}()
 			return w, nil
 		},
 	}
@@ -70,7 +85,8 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 		name      string
 		transform cache.TransformFunc
 	}{
-		{"keys", nil}, // NewMetadataInformer as it is
+		{"digest-keys", nil}, // the key informer as it is
+		{"name-keys", nameKey},
 		{"slim-metadata", slimMetadata},
 		{"whole-metadata", func(o any) (any, error) { return o, nil }},
 	} {
@@ -91,7 +107,8 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 }
 
 // storeBytesPerObject runs the informer made by newInformer until it synced
-// n objects and returns the live heap it added, per object.
+// n objects and received one more, and returns the live heap it added, per
+// object.
 func storeBytesPerObject(b *testing.B, newInformer func() cache.SharedIndexInformer, n int) float64 {
 	b.Helper()
 	before := liveHeap()
@@ -99,12 +116,12 @@ func storeBytesPerObject(b *testing.B, newInformer func() cache.SharedIndexInfor
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go inf.RunWithContext(ctx)
-	for !inf.HasSynced() || len(inf.GetStore().ListKeys()) < n {
+	for !inf.HasSynced() || len(inf.GetStore().ListKeys()) < n+1 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	after := liveHeap()
 	runtime.KeepAlive(inf)
-	return float64(after-before) / float64(n)
+	return float64(after-before) / float64(n+1)
 }
 
 func liveHeap() uint64 {
@@ -115,7 +132,17 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// slimMetadata is the transform NewMetadataInformer used before objectKey:
+// nameKey is the transform the key informer used before objectKey's digest
+// keys (#18): the object's "namespace/name" as a cache.ExplicitKey. Kept here as
+// the benchmark's "before".
+func nameKey(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		return cache.ExplicitKey(o.GetNamespace() + "/" + o.GetName()), nil
+	}
+	return obj, nil
+}
+
+// slimMetadata is the transform the key informer used before it stored keys:
 // it strips metadata in place down to name, namespace, RV and generation.
 // Kept here as the benchmark's "before".
 func slimMetadata(obj any) (any, error) {
@@ -130,4 +157,15 @@ func slimMetadata(obj any) (any, error) {
 		o.SetCreationTimestamp(metav1.Time{})
 	}
 	return obj, nil
+}
+
+// BenchmarkObjectKey is objectKey's cost per event (the digest and its key).
+func BenchmarkObjectKey(b *testing.B) {
+	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "team-7-prod", Name: "checkout-config-1000007"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := objectKey(o); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -130,11 +130,11 @@ type Resource struct {
 }
 
 // NewInformer returns an instrumented informer of r across all namespaces
-// that fetches metadata only and keeps the least the signals need: object
-// keys, or with convergence, identity and generations (see
+// that fetches metadata only and keeps the least the signals need: digests
+// of object keys, or with convergence, identity and generations (see
 // Resource.ObservedGenerationPath). Its event handlers receive
-// cache.ExplicitKey values ("namespace/name") or, with convergence, internal
-// objects: it is a measuring instrument, not a cache to read from (use
+// cache.ExplicitKey values (16-byte digests of "namespace/name") or, with
+// convergence, internal objects: it is a measuring instrument, not a cache to read from (use
 // Instrument for that). cfg is the client configuration of its List and
 // Watch calls. Run it like any informer.
 func (m *Monitor) NewInformer(cfg *rest.Config, r Resource) (cache.SharedIndexInformer, error) {
