@@ -113,13 +113,19 @@ $(PROMETHEUS):
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)" \
 		-o $@ github.com/prometheus/prometheus/cmd/prometheus
 
+.PHONY: thanos
+thanos: $(THANOS) ## Build Thanos (sidecar, query) for the fleet test into bin/ (part of testbin; CI starts it first, beside everything else).
+
 # hack/tools/thanos repeats Thanos' replace directives (only the main
-# module's apply).
+# module's apply). Two makes may build it at once (CI starts `make thanos`
+# beside `make testbin`): the lock makes the second wait and find it built.
 $(THANOS):
-	@echo ">> building thanos $(THANOS_VERSION) (cold: ~8 min on 2 cores)"
-	cd hack/tools/thanos && CGO_ENABLED=0 go build -trimpath \
+	@mkdir -p $(dir $@)
+	flock $(dir $@).lock sh -c 'test -x $@ || { \
+		echo ">> building thanos $(THANOS_VERSION) (cold: ~8 min on 2 cores)"; \
+		cd hack/tools/thanos && CGO_ENABLED=0 go build -trimpath \
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(THANOS_VERSION:v%=%)" \
-		-o $@ github.com/thanos-io/thanos/cmd/thanos
+		-o $@.tmp github.com/thanos-io/thanos/cmd/thanos && mv $@.tmp $@; }'
 
 .PHONY: cluster-deps
 cluster-deps: ## Install the Debian packages the real cluster runs (containerd, runc, CNI plugins, iptables, nftables) when missing.
@@ -141,6 +147,10 @@ test-unit: ## The fast tier for every edit: go test -short, no control plane, he
 .PHONY: test-busy
 test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
 	RVSYNC_BUSY_WINDOW=10m go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
+
+.PHONY: test-fleet
+test-fleet: deps testbin ## Run only the fleet test: clusters a and b, three Prometheus with Thanos sidecars, Thanos Query, a stall in b that must page once.
+	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestFleet$$' -v ./e2e
 
 .PHONY: test-cluster
 test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-node cluster (helm install/upgrade/uninstall, a real pod scraped and paging).
