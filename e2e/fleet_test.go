@@ -95,7 +95,9 @@ func startFleet(t *testing.T, thanos string) *fleet {
 		t.Fatal(err)
 	}
 	f.hook = startWebhook(t)
-	am := startAlertmanager(t, f.logDir, f.hook.srv.URL)
+	// Every alert its own group: a notification per alert, so "paged once"
+	// can be counted.
+	am := startAlertmanagerGrouped(t, f.logDir, f.hook.srv.URL, []string{"..."})
 	var stores []string
 	for _, c := range []struct {
 		name     string
