@@ -143,15 +143,10 @@ var labelValuesCall = regexp.MustCompile(`^label_values\((?:(.*),\s*)?(\w+)\)$`)
 const allSelection = "$__all"
 
 // resolveVariables evaluates d's query variables in order against p over r
-// and returns the variables with their dashboard default selection: "All"
+// and returns the variables with their selection: as in chosen (one of the
+// query's values, or allSelection) or else the dashboard's default. "All"
 // becomes the allValue. A query variable without values is an error.
-func (p *prometheusServer) resolveVariables(d grafanaDashboard, r promv1.Range) (grafanaVars, error) {
-	return p.resolveVariablesWith(d, r, nil)
-}
-
-// resolveVariablesWith is resolveVariables with the selection of some
-// variables chosen: each one of its query's values, or allSelection.
-func (p *prometheusServer) resolveVariablesWith(d grafanaDashboard, r promv1.Range, chosen grafanaVars) (grafanaVars, error) {
+func (p *prometheusServer) resolveVariables(d grafanaDashboard, r promv1.Range, chosen grafanaVars) (grafanaVars, error) {
 	vars := builtinVars(r)
 	for _, v := range d.Templating.List {
 		switch v.Type {
@@ -206,7 +201,7 @@ func cmpOr(a, b string) string {
 func (p *prometheusServer) emptyPanels(t *testing.T, ds []grafanaDashboard, r promv1.Range, chosen grafanaVars) (empty []panelQuery, checked int) {
 	t.Helper()
 	for _, d := range ds {
-		vars, err := p.resolveVariablesWith(d, r, chosen)
+		vars, err := p.resolveVariables(d, r, chosen)
 		if err != nil {
 			t.Error(err)
 			continue

@@ -417,7 +417,7 @@ func (f *fleet) ranksFleet(t *testing.T, ds []grafanaDashboard, r promv1.Range) 
 	if table == nil {
 		t.Fatalf("no overview panel %q", title)
 	}
-	vars, err := f.query.resolveVariablesWith(overview, r, grafanaVars{f.spec.ClusterLabel: allSelection})
+	vars, err := f.query.resolveVariables(overview, r, grafanaVars{f.spec.ClusterLabel: allSelection})
 	if err != nil {
 		t.Fatal(err)
 	}
