@@ -117,13 +117,15 @@ $(PROMETHEUS):
 thanos: $(THANOS) ## Build Thanos (sidecar, query) for the fleet test into bin/ (part of testbin; CI starts it first, beside everything else).
 
 # hack/tools/thanos repeats Thanos' replace directives (only the main
-# module's apply). Two makes may build it at once (CI starts `make thanos`
+# module's apply). Tags as Thanos' own release build (.promu.yml): without
+# slicelabels its gRPC codec computes garbage sizes for label sets and the
+# sidecar panics on Query's first Info call. Two makes may build it at once (CI starts `make thanos`
 # beside `make testbin`): the lock makes the second wait and find it built.
 $(THANOS):
 	@mkdir -p $(dir $@)
 	flock $(dir $@).lock sh -c 'test -x $@ || { \
 		echo ">> building thanos $(THANOS_VERSION) (cold: ~8 min on 2 cores)"; \
-		cd hack/tools/thanos && CGO_ENABLED=0 go build -trimpath \
+		cd hack/tools/thanos && CGO_ENABLED=0 go build -trimpath -tags netgo,slicelabels \
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(THANOS_VERSION:v%=%)" \
 		-o $@.tmp github.com/thanos-io/thanos/cmd/thanos && mv $@.tmp $@; }'
 
