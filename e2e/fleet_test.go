@@ -73,6 +73,9 @@ func TestFleet(t *testing.T) {
 	}
 	t.Parallel() // beside the other suites, on stacks of its own
 	f := startFleet(t, thanos)
+	// stallPages stalls b's watches for the rest of the test: the later
+	// subtests need a stalled cluster beside a healthy one.
+	t.Cleanup(f.clusters[1].stack.proxy.Release)
 	t.Cleanup(func() {
 		if t.Failed() {
 			f.dump(t)
@@ -343,8 +346,7 @@ func (f *fleet) countsOnce(t *testing.T) {
 func (f *fleet) stallPages(t *testing.T) {
 	b := f.clusters[1]
 	stalled := time.Now()
-	b.stack.proxy.Stall()
-	t.Cleanup(b.stack.proxy.Release) // the test's end; the later subtests need the stall
+	b.stack.proxy.Stall() // released when TestFleet ends
 	cl := f.spec.ClusterLabel
 	page := f.hook.wait(t, 5*time.Minute, "a "+alerts.AlertWatchStalled+" page for "+canaryResource+" in cluster b", func(a notifiedAlert) bool {
 		return a.Status == "firing" && a.Labels["alertname"] == alerts.AlertWatchStalled &&
