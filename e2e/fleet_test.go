@@ -82,6 +82,7 @@ func TestFleet(t *testing.T) {
 		}
 	})
 	t.Run("query_counts_each_series_once", f.countsOnce)
+	t.Run("every_panel_answers_for_each_cluster", f.panelsAnswer)
 	t.Run("stall_in_b_pages_with_cluster_b", f.stallPages)
 	t.Run("dashboards_per_cluster_and_fleet", f.dashboards)
 	t.Run("b_paged_once_a_silent", f.pagedOnce)
@@ -338,6 +339,33 @@ func (f *fleet) countsOnce(t *testing.T) {
 	})
 }
 
+// panelsAnswer waits until every dashboard query returns data from Query
+// for each cluster over the run (a healthy cluster has no alerts to list):
+// every signal of both clusters is on record before b's stall, which
+// silences b's informers (no convergence observed, for one).
+func (f *fleet) panelsAnswer(t *testing.T) {
+	ds, err := loadDashboards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 3*time.Minute, "every dashboard query answering for each cluster", func() (bool, error) {
+		r := promv1.Range{Start: f.start, End: time.Now(), Step: 2 * time.Second}
+		for _, c := range f.clusters {
+			empty, _ := f.query.emptyPanels(t, ds, r, grafanaVars{f.spec.ClusterLabel: c.name})
+			for _, q := range empty {
+				if !alertList(q) {
+					return false, fmt.Errorf("%s=%s: no data yet from %s", f.spec.ClusterLabel, c.name, q.where)
+				}
+			}
+		}
+		return true, nil
+	})
+}
+
+// alertList reports whether q lists alerts (ALERTS), which a healthy
+// cluster has none of.
+func alertList(q panelQuery) bool { return strings.Contains(q.expr, "ALERTS{") }
+
 // stallPages: the watches of b's exporter stall in its proxy (probe and
 // canary run direct); RvsyncWatchStalled reaches the webhook with
 // cluster="b" and no replica label. Both replicas fire it (Query without
@@ -393,7 +421,7 @@ func (f *fleet) dashboards(t *testing.T) {
 	for _, sel := range append(names, allSelection) {
 		empty, checked := f.query.emptyPanels(t, ds, r, grafanaVars{clusterVar: sel})
 		for _, q := range empty {
-			if sel == f.clusters[0].name && strings.Contains(q.expr, "ALERTS{") {
+			if sel == f.clusters[0].name && alertList(q) {
 				continue // a is healthy: no alert to list
 			}
 			t.Errorf("%s=%s: %s returns no data: %s", clusterVar, sel, q.where, q.expr)
