@@ -13,6 +13,10 @@ OPERATOR_VERSION ?= v0.95.2
 # Prometheus with Kubernetes service discovery (Debian's is built without),
 # for the real cluster's scrape; module version v0.316.0 is Prometheus 3.16.0.
 PROMETHEUS_VERSION ?= v3.16.0
+# Thanos (sidecar, query) for the fleet test: two clusters behind one
+# Thanos Query. v0.42.4 is the newest whose go.mod asks for no newer Go
+# than the toolchain here (v0.42.5 wants go 1.26.10).
+THANOS_VERSION ?= v0.42.4
 
 BIN          := $(CURDIR)/bin
 K8S_BIN      := $(BIN)/k8s-$(K8S_VERSION)
@@ -26,6 +30,7 @@ PROMETHEUS   := $(BIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
 ETCD         := $(BIN)/etcd-$(ETCD_VERSION)/etcd
 HELM         := $(BIN)/helm-$(HELM_VERSION)/helm
 STATICCHECK  := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+THANOS       := $(BIN)/thanos-$(THANOS_VERSION)/thanos
 MODULE       := github.com/rvsync-slo/rvsync-slo
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -38,6 +43,7 @@ export RVSYNC_ETCD           := $(ETCD)
 export RVSYNC_HELM           := $(HELM)
 export RVSYNC_OPERATOR_CRDS  := $(OPERATOR_CRDS)
 export RVSYNC_PROMETHEUS     := $(PROMETHEUS)
+export RVSYNC_THANOS         := $(THANOS)
 
 .PHONY: help
 help: ## List the targets.
@@ -49,7 +55,7 @@ build: ## Build the exporter and the generator into bin/.
 	go build -o $(BIN)/rvsync-gen ./cmd/rvsync-gen
 
 .PHONY: testbin
-testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs and Prometheus with Kubernetes discovery from the Go module proxy into bin/ (cached by version).
+testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS) $(THANOS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs, Prometheus with Kubernetes discovery and Thanos from the Go module proxy into bin/ (cached by version).
 
 # Each tool builds in its own module under hack/tools so its dependencies
 # never enter the main go.mod.
@@ -107,6 +113,22 @@ $(PROMETHEUS):
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)" \
 		-o $@ github.com/prometheus/prometheus/cmd/prometheus
 
+.PHONY: thanos
+thanos: $(THANOS) ## Build Thanos (sidecar, query) for the fleet test into bin/ (part of testbin; CI starts it first, beside everything else).
+
+# hack/tools/thanos repeats Thanos' replace directives (only the main
+# module's apply). Tags as Thanos' own release build (.promu.yml): without
+# slicelabels its gRPC codec computes garbage sizes for label sets and the
+# sidecar panics on Query's first Info call. Two makes may build it at once (CI starts `make thanos`
+# beside `make testbin`): the lock makes the second wait and find it built.
+$(THANOS):
+	@mkdir -p $(dir $@)
+	flock $(dir $@).lock sh -c 'test -x $@ || { \
+		echo ">> building thanos $(THANOS_VERSION) (cold: ~8 min on 2 cores)"; \
+		cd hack/tools/thanos && CGO_ENABLED=0 go build -trimpath -tags netgo,slicelabels \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(THANOS_VERSION:v%=%)" \
+		-o $@.tmp github.com/thanos-io/thanos/cmd/thanos && mv $@.tmp $@; }'
+
 .PHONY: cluster-deps
 cluster-deps: ## Install the Debian packages the real cluster runs (containerd, runc, CNI plugins, iptables, nftables) when missing.
 	@if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || ! test -x /usr/lib/cni/bridge \
@@ -127,6 +149,10 @@ test-unit: ## The fast tier for every edit: go test -short, no control plane, he
 .PHONY: test-busy
 test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
 	RVSYNC_BUSY_WINDOW=10m go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
+
+.PHONY: test-fleet
+test-fleet: deps testbin ## Run only the fleet test: clusters a and b, three Prometheus with Thanos sidecars, Thanos Query, a stall in b that must page once.
+	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestFleet$$' -v ./e2e
 
 .PHONY: test-cluster
 test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-node cluster (helm install/upgrade/uninstall, a real pod scraped and paging).

@@ -10,11 +10,19 @@ import (
 // and sent at once, and returns its host:port.
 func startAlertmanager(t *testing.T, logDir, webhookURL string) string {
 	t.Helper()
+	return startAlertmanagerGrouped(t, logDir, webhookURL, []string{"alertname", "resource"})
+}
+
+// startAlertmanagerGrouped is startAlertmanager grouping by groupBy
+// (["..."]: every alert a group of its own, so a notification names one
+// alert and comes again only when it resolves or after the repeat interval).
+func startAlertmanagerGrouped(t *testing.T, logDir, webhookURL string, groupBy []string) string {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := map[string]any{
 		"route": map[string]any{
 			"receiver":        "webhook",
-			"group_by":        []string{"alertname", "resource"},
+			"group_by":        groupBy,
 			"group_wait":      "1s",
 			"group_interval":  "1s",
 			"repeat_interval": "1h",

@@ -38,11 +38,18 @@ func logFile(t *testing.T, dir, name string) *os.File {
 // GET readyURL answers 200.
 func startDaemon(t *testing.T, name, logDir, readyURL string, args ...string) *testenv.Process {
 	t.Helper()
+	return startDaemonAt(t, name, installed(t, name), logDir, readyURL, args...)
+}
+
+// installed returns the path of the installed program name (a Debian
+// package's binary).
+func installed(t *testing.T, name string) string {
+	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
 		t.Fatalf("%s is not installed (`make deps` installs the Debian packages prometheus and prometheus-alertmanager): %v", name, err)
 	}
-	return startDaemonAt(t, name, path, logDir, readyURL, args...)
+	return path
 }
 
 // startDaemonAt runs the program at path as startDaemon does.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -138,10 +139,14 @@ func (v grafanaVars) substitute(expr string) (string, error) {
 
 var labelValuesCall = regexp.MustCompile(`^label_values\((?:(.*),\s*)?(\w+)\)$`)
 
+// allSelection is Grafana's value of a variable's "All" option.
+const allSelection = "$__all"
+
 // resolveVariables evaluates d's query variables in order against p over r
-// and returns the variables with their dashboard default selection: "All"
+// and returns the variables with their selection: as in chosen (one of the
+// query's values, or allSelection) or else the dashboard's default. "All"
 // becomes the allValue. A query variable without values is an error.
-func (p *prometheusServer) resolveVariables(d grafanaDashboard, r promv1.Range) (grafanaVars, error) {
+func (p *prometheusServer) resolveVariables(d grafanaDashboard, r promv1.Range, chosen grafanaVars) (grafanaVars, error) {
 	vars := builtinVars(r)
 	for _, v := range d.Templating.List {
 		switch v.Type {
@@ -163,8 +168,15 @@ func (p *prometheusServer) resolveVariables(d grafanaDashboard, r promv1.Range) 
 		if len(values) == 0 {
 			return nil, fmt.Errorf("%s: variable %s (%s) has no values", d.Title, v.Name, def)
 		}
-		switch cur := fmt.Sprint(v.Current.Value); {
-		case v.IncludeAll && (cur == "$__all" || cur == "All"):
+		cur := fmt.Sprint(v.Current.Value)
+		if c, ok := chosen[v.Name]; ok {
+			if c != allSelection && !slices.Contains(values, c) {
+				return nil, fmt.Errorf("%s: variable %s (%s): %q is not among its values %v", d.Title, v.Name, def, c, values)
+			}
+			cur = c
+		}
+		switch {
+		case v.IncludeAll && (cur == allSelection || cur == "All"):
 			vars[v.Name] = cmpOr(v.AllValue, strings.Join(values, "|"))
 		case slices.Contains(values, cur):
 			vars[v.Name] = cur
@@ -180,6 +192,37 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// emptyPanels runs every panel query of ds over r, with the variables in
+// chosen selected as given and the others as the dashboards default, and
+// returns the queries that return no data and how many ran. A query or
+// variable that fails fails t.
+func (p *prometheusServer) emptyPanels(t *testing.T, ds []grafanaDashboard, r promv1.Range, chosen grafanaVars) (empty []panelQuery, checked int) {
+	t.Helper()
+	for _, d := range ds {
+		vars, err := p.resolveVariables(d, r, chosen)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for _, q := range d.queries() {
+			expr, err := vars.substitute(q.expr)
+			if err != nil {
+				t.Errorf("%s: %v", q.where, err)
+				continue
+			}
+			checked++
+			ok, err := p.hasData(expr, r)
+			switch {
+			case err != nil:
+				t.Errorf("%s: %s: %v", q.where, expr, err)
+			case !ok:
+				empty = append(empty, panelQuery{where: q.where, expr: expr})
+			}
+		}
+	}
+	return empty, checked
 }
 
 // labelValues evaluates Grafana's label_values(series, label) over r.

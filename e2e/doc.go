@@ -29,6 +29,15 @@
 // and the leader's member killed for 30s, each judged against the test's
 // own measurement of the same quantities (see truth).
 //
+// TestFleet runs two such clusters, a and b, behind Thanos Query, configured
+// with the chart's ci/multi-cluster-values.yaml: one Prometheus for a and
+// two replicas for b, each with external_labels {cluster, replica}, the
+// rules and a Thanos sidecar, one Query deduplicating on replica and one
+// Alertmanager. Query counts every series once; a watch stalled in b pages
+// once with cluster="b" while a stays silent; every dashboard query answers
+// from Query for a, b and the whole fleet, whose overview ranks b's stalled
+// resources first.
+//
 // TestCluster goes one step further, into a real single-node cluster
 // (internal/cluster): the chart is helm installed, loaded with 50,000
 // objects, upgraded, sharded, scraped by a Prometheus configured as its

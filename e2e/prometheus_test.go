@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,8 +39,9 @@ const clusterName = "e2e"
 
 // prometheusServer is a running Prometheus and its HTTP API.
 type prometheusServer struct {
-	url string
-	api promv1.API
+	url  string
+	api  promv1.API
+	tsdb string // its storage directory
 }
 
 // startPrometheus runs Prometheus scraping target every scrapeInterval
@@ -67,6 +69,13 @@ type prometheusOptions struct {
 	// binary is the Prometheus to run; empty: the Debian package's, which
 	// is built without Kubernetes service discovery.
 	binary string
+	// name names its log file (<name>.log); empty: prometheus.
+	name string
+	// externalLabels label every series and alert that leaves this
+	// Prometheus (global.external_labels).
+	externalLabels map[string]string
+	// alertRelabel are alerting.alert_relabel_configs entries.
+	alertRelabel []any
 }
 
 // startPrometheusWith runs Prometheus as o says, storing in a temp dir,
@@ -74,16 +83,24 @@ type prometheusOptions struct {
 func startPrometheusWith(t *testing.T, logDir string, o prometheusOptions) *prometheusServer {
 	t.Helper()
 	dir := t.TempDir()
+	global := map[string]any{
+		"scrape_interval":     model.Duration(o.interval).String(),
+		"scrape_timeout":      model.Duration(o.interval).String(),
+		"evaluation_interval": model.Duration(o.interval).String(),
+	}
+	alerting := map[string]any{
+		"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{o.alertmanager}}}}},
+	}
+	if o.externalLabels != nil {
+		global["external_labels"] = o.externalLabels
+	}
+	if o.alertRelabel != nil {
+		alerting["alert_relabel_configs"] = o.alertRelabel
+	}
 	cfg := map[string]any{
-		"global": map[string]any{
-			"scrape_interval":     model.Duration(o.interval).String(),
-			"scrape_timeout":      model.Duration(o.interval).String(),
-			"evaluation_interval": model.Duration(o.interval).String(),
-		},
-		"rule_files": []string{filepath.Join(dir, "rules.yaml")},
-		"alerting": map[string]any{
-			"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{o.alertmanager}}}}},
-		},
+		"global":         global,
+		"rule_files":     []string{filepath.Join(dir, "rules.yaml")},
+		"alerting":       alerting,
 		"scrape_configs": o.scrapeConfigs,
 	}
 	writeYAML(t, filepath.Join(dir, "prometheus.yml"), cfg)
@@ -99,12 +116,21 @@ func startPrometheusWith(t *testing.T, logDir string, o prometheusOptions) *prom
 		"--rules.alert.resend-delay=" + model.Duration(resendDelay).String(),
 		"--log.level=warn",
 	}
-	if o.binary == "" {
-		startDaemon(t, "prometheus", logDir, url+"/-/ready", args...)
-	} else {
-		startDaemonAt(t, "prometheus", o.binary, logDir, url+"/-/ready", args...)
+	binary := o.binary
+	if binary == "" {
+		binary = installed(t, "prometheus")
 	}
-	client, err := api.NewClient(api.Config{Address: url})
+	startDaemonAt(t, cmpOr(o.name, "prometheus"), binary, logDir, url+"/-/ready", args...)
+	p := newPromAPI(t, url, nil)
+	p.tsdb = filepath.Join(dir, "data")
+	return p
+}
+
+// newPromAPI is a client of the Prometheus HTTP API at url; transport, if
+// not nil, carries its requests.
+func newPromAPI(t *testing.T, url string, transport http.RoundTripper) *prometheusServer {
+	t.Helper()
+	client, err := api.NewClient(api.Config{Address: url, RoundTripper: transport})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,8 @@ type stack struct {
 	prom        *prometheusServer
 	hook        *webhook
 	spec        slo.Spec
-	resources   []string // every resource the exporter watches
+	chart       chart.Manifests // the chart as rendered for this stack
+	resources   []string        // every resource the exporter watches
 	logDir      string
 	start       time.Time
 	snapshotDir string // outlives the scenarios
@@ -77,6 +78,12 @@ func testSpec() slo.Spec {
 type stackOptions struct {
 	// etcdMembers above 1 runs etcd as a cluster (testenv.EtcdCluster).
 	etcdMembers int
+	// valuesFiles are chart values files, applied under the test's
+	// intervals.
+	valuesFiles []string
+	// ownMonitoring starts no Prometheus, Alertmanager or webhook: the
+	// suite runs its own (TestFleet: several Prometheus per Alertmanager).
+	ownMonitoring bool
 }
 
 // startStack starts a stack of its own: control plane, workload, exporter,
@@ -98,7 +105,7 @@ func startStack(t *testing.T, opts stackOptions) *stack {
 	// testenv runs etcd with 5s watch progress notifications, as kubeadm
 	// does: quiet resources' bookmarks then carry the current revision.
 
-	cfg, asSA := s.installChart(t)
+	cfg, asSA := s.installChart(t, opts.valuesFiles)
 	var proxied *rest.Config
 	s.proxy, proxied = s.env.Proxy(t, asSA)
 
@@ -117,6 +124,9 @@ func startStack(t *testing.T, opts stackOptions) *stack {
 		Env: []string{"POD_NAME=" + podName, "POD_NAMESPACE=" + namespace},
 		Log: logFile(t, s.logDir, "exporter.log"),
 	})
+	if opts.ownMonitoring {
+		return s
+	}
 	s.hook = startWebhook(t)
 	am := startAlertmanager(t, s.logDir, s.hook.srv.URL)
 	rules, err := alerts.Render(s.spec)
@@ -127,16 +137,16 @@ func startStack(t *testing.T, opts stackOptions) *stack {
 	return s
 }
 
-// installChart renders the chart with the test's intervals, applies its
-// Kubernetes objects (RBAC included) and returns the exporter config file it
-// renders, after checking that the exporter accepts it, and a client
-// configuration acting as the chart's ServiceAccount.
-func (s *stack) installChart(t *testing.T) ([]byte, *rest.Config) {
+// installChart renders the chart with valuesFiles and the test's
+// intervals, applies its Kubernetes objects (RBAC included) and returns the
+// exporter config file it renders, after checking that the exporter accepts
+// it, and a client configuration acting as the chart's ServiceAccount.
+func (s *stack) installChart(t *testing.T, valuesFiles []string) ([]byte, *rest.Config) {
 	t.Helper()
-	file, sa := s.applyChart(t, map[string]any{
+	file, sa := s.applyChartWith(t, chart.Options{ValuesFiles: valuesFiles, Values: map[string]any{
 		"exporter": map[string]any{"probeInterval": probeInterval.String()},
 		"canary":   map[string]any{"interval": canaryInterval.String(), "deadline": canaryDeadline.String()},
-	})
+	}})
 	asSA := rest.CopyConfig(s.env.Config)
 	asSA.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + sa}
 	return file, asSA
@@ -147,10 +157,19 @@ func (s *stack) installChart(t *testing.T) ([]byte, *rest.Config) {
 // checking that the exporter accepts it, and the name of its ServiceAccount.
 func (s *stack) applyChart(t *testing.T, values map[string]any) ([]byte, string) {
 	t.Helper()
-	m, err := chart.Template(chart.Options{Release: release, Namespace: namespace, Values: values})
+	return s.applyChartWith(t, chart.Options{Values: values})
+}
+
+// applyChartWith is applyChart with values files: it renders the chart as
+// opts says, as release in namespace.
+func (s *stack) applyChartWith(t *testing.T, opts chart.Options) ([]byte, string) {
+	t.Helper()
+	opts.Release, opts.Namespace = release, namespace
+	m, err := chart.Template(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.chart = m
 	core, _ := m.Split()
 	a, err := chart.NewApplier(s.env.Config)
 	if err != nil {
@@ -243,8 +262,12 @@ func (s *stack) scenario(t *testing.T) {
 // dump logs the webhook's notifications, Prometheus's alerts, the
 // exporter's rvsync series and the tails of the process logs.
 func (s *stack) dump(t *testing.T) {
-	t.Logf("webhook notifications:\n%s", s.hook.dump())
-	t.Logf("Prometheus alerts:\n%s", s.prom.describeAlerts())
+	if s.hook != nil {
+		t.Logf("webhook notifications:\n%s", s.hook.dump())
+	}
+	if s.prom != nil {
+		t.Logf("Prometheus alerts:\n%s", s.prom.describeAlerts())
+	}
 	if m, err := testenv.Scrape(s.exporter.MetricsURL()); err == nil {
 		t.Logf("exporter scrape:\n%s", describeMetrics(m))
 	} else {

@@ -73,9 +73,20 @@ func TestRulesFollowValues(t *testing.T) {
 		opts: chart.Options{ValuesFiles: []string{ciFile(t, "multi-cluster-values.yaml")}},
 		spec: func(*testing.T) slo.Spec {
 			s := slo.DefaultSpec()
-			s.ClusterLabel = "k8s_cluster"
+			s.ClusterLabel = "cluster"
 			s.Selector = `job="rvsync-slo"`
-			s.UpSelector = `job="rvsync-slo", namespace="monitoring"`
+			s.UpSelector = `job="rvsync-slo"`
+			return s
+		},
+	}, {
+		name: "another cluster label, extra labels",
+		opts: chart.Options{Values: map[string]any{
+			"cluster": map[string]any{"label": "k8s_cluster"},
+			"slo":     map[string]any{"extraLabels": map[string]string{"team": "platform"}},
+		}},
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			s.ClusterLabel = "k8s_cluster"
 			s.ExtraLabels = map[string]string{"team": "platform"}
 			return s
 		},
