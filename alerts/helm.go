@@ -3,7 +3,6 @@ package alerts
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/rulefmt"
@@ -122,13 +121,15 @@ func chartRulesHeader() string {
 ` + strings.TrimPrefix(strings.TrimSpace(Header), "# ") + `
 The rules of alerts.Render as a Helm template, rendered by the chart with tpl:
 .Values.slo and .Values.cluster.label set thresholds, objectives, selectors,
-the cluster label, the runbook prefix and extra alert labels.
+the cluster label, the runbook prefix and extra alert labels; the chart's
+helpers derive the up selector and the alert labels from the release.
 */ -}}
 {{- $s := .Values.slo }}
 {{- $cl := .Values.cluster.label }}
 {{- $selOnly := ternary (printf "{%s}" $s.selector) "" (ne $s.selector "") }}
 {{- $selFirst := ternary (printf "{%s," $s.selector) "{" (ne $s.selector "") }}
-{{- $up := $s.upSelector | default $s.selector | default ` + strconv.Quote(slo.DefaultUpSelector) + ` }}
+{{- $up := include "rvsync-slo.upSelector" . }}
+{{- $labels := include "rvsync-slo.alertLabels" . }}
 `
 }
 
@@ -254,7 +255,7 @@ func extraLabelsLine(text string) string {
 	for i, l := range lines {
 		trimmed := strings.TrimLeft(l, " ")
 		if strings.TrimSpace(trimmed) == sentinelExtraKey+": "+sentinelExtraValue {
-			lines[i] = fmt.Sprintf("{{- with $s.extraLabels }}{{ toYaml . | nindent %d }}{{- end }}\n", len(l)-len(trimmed))
+			lines[i] = fmt.Sprintf("{{- with $labels }}{{ . | nindent %d }}{{- end }}\n", len(l)-len(trimmed))
 		}
 	}
 	return strings.Join(lines, "")

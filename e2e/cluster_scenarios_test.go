@@ -308,10 +308,10 @@ func (s *clusterSuite) upgrade(t *testing.T) {
 	rulesBefore := s.installedRules(t, r)
 
 	r.values = map[string]any{
-		"exporter": map[string]any{"resources": map[string]any{
+		"resources": map[string]any{
 			"requests": map[string]any{"cpu": "60m", "memory": "80Mi"},
 			"limits":   map[string]any{"memory": "320Mi"},
-		}},
+		},
 		"slo":    map[string]any{"cacheStaleness": map[string]any{"thresholdSeconds": 60}},
 		"canary": map[string]any{"interval": "5s"},
 	}

@@ -1,7 +1,8 @@
 // Command rvsync-gen writes the generated artifacts of rvsync-slo. Without
 // flags (`make generate`) it regenerates what the repository commits: the
-// chart's rule template (alerts.RenderHelmTemplate) and dashboards, and the
-// README's metric table; CI fails when they drift. With --spec it writes
+// chart's rule template (alerts.RenderHelmTemplate) and dashboards, the
+// chart's README (its values table from values.yaml) and the README's
+// metric table; CI fails when they drift. With --spec it writes
 // the rule file and dashboards of your own SLO spec into --out instead.
 package main
 
@@ -72,7 +73,8 @@ func run(args []string, stderr io.Writer) error {
 	return writeDashboards(*out, spec)
 }
 
-// writeChart regenerates the chart's files and the README table.
+// writeChart regenerates the chart's files, its README (next to the files
+// directory out) and the README table.
 func writeChart(out, readmePath string) error {
 	tpl, err := alerts.RenderHelmTemplate()
 	if err != nil {
@@ -82,6 +84,10 @@ func writeChart(out, readmePath string) error {
 		return err
 	}
 	if err := writeDashboards(out, slo.DefaultSpec()); err != nil {
+		return err
+	}
+	chartDir := filepath.Dir(filepath.Clean(out))
+	if err := readme.UpdateChartReadme(filepath.Join(chartDir, "values.yaml"), filepath.Join(chartDir, "README.md")); err != nil {
 		return err
 	}
 	if readmePath == "" {
