@@ -50,6 +50,9 @@ const (
 	sentinelErrorsFor  = "9h9m"
 	sentinelStalledSec = 6666
 	sentinelRelists    = 5555
+	sentinelPage       = "rvsync_sentinel_page"
+	sentinelTicket     = "rvsync_sentinel_ticket"
+	sentinelGrafana    = "https://rvsync-grafana.invalid"
 )
 
 // sentinelSpec is slo.DefaultSpec with a sentinel wherever the chart's
@@ -66,6 +69,8 @@ func sentinelSpec() slo.Spec {
 	s.Symptoms.ErrorsFor = sentinelErrorsFor
 	s.Symptoms.StalledAfterSeconds = sentinelStalledSec
 	s.Symptoms.RelistsPerHour = sentinelRelists
+	s.Severities = slo.SeverityLabels{Page: sentinelPage, Ticket: sentinelTicket}
+	s.GrafanaURL = sentinelGrafana
 	for i, o := range s.SLOs {
 		for _, c := range HelmSLOs {
 			if c.Name == o.Name {
@@ -121,7 +126,8 @@ func chartRulesHeader() string {
 ` + strings.TrimPrefix(strings.TrimSpace(Header), "# ") + `
 The rules of alerts.Render as a Helm template, rendered by the chart with tpl:
 .Values.slo and .Values.cluster.label set thresholds, objectives, selectors,
-the cluster label, the runbook prefix and extra alert labels; the chart's
+the cluster label, severities, the runbook prefix, the Grafana URL and extra
+alert labels; the chart's
 helpers derive the up selector and the alert labels from the release.
 */ -}}
 {{- $s := .Values.slo }}
@@ -206,6 +212,9 @@ func replacements() []replacement {
 		{sentinel: "{" + sentinelSelector + ",", action: "{{ $selFirst }}"},
 		{sentinel: "{" + sentinelUpSelector + "}", action: `{{ printf "{%s}" $up }}`},
 		{sentinel: sentinelRunbook, action: "{{ $s.runbookURLPrefix }}"},
+		{sentinel: sentinelGrafana, action: `{{ $s.grafanaURL | trimSuffix "/" }}`},
+		{sentinel: sentinelPage, action: "{{ $s.severities.page | quote }}", bounded: word},
+		{sentinel: sentinelTicket, action: "{{ $s.severities.ticket | quote }}", bounded: word},
 		{sentinel: sentinelCluster, action: "{{ $cl }}", bounded: word},
 		{sentinel: sentinelStalledFor, action: "{{ $s.symptoms.stalledFor }}", bounded: word},
 		{sentinel: sentinelNotSynced, action: "{{ $s.symptoms.notSyncedFor }}", bounded: word},

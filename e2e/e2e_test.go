@@ -59,7 +59,7 @@ func (s *stack) healthy(t *testing.T) {
 func (s *stack) assertNoPage(t *testing.T, since time.Time) {
 	t.Helper()
 	for _, a := range s.hook.received() {
-		if a.Status == "firing" && a.Labels["severity"] == slo.SeverityPage && a.StartsAt.After(since) {
+		if a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.StartsAt.After(since) {
 			t.Errorf("a page: %s", a)
 		}
 	}
@@ -68,7 +68,7 @@ func (s *stack) assertNoPage(t *testing.T, since time.Time) {
 		t.Fatal(err)
 	}
 	for _, a := range as {
-		if string(a.Labels["severity"]) == slo.SeverityPage {
+		if string(a.Labels["severity"]) == slo.DefaultSeverityPage {
 			t.Errorf("a %s page alert: %s", a.State, a.Labels)
 		}
 	}
@@ -255,8 +255,8 @@ func (s *stack) dashboardPanels(t *testing.T) {
 // checkPage checks what a page must carry for the person it wakes.
 func (s *stack) checkPage(t *testing.T, a notifiedAlert) {
 	t.Helper()
-	if got := a.Labels["severity"]; got != slo.SeverityPage {
-		t.Errorf("severity %q, want %q: %s", got, slo.SeverityPage, a)
+	if got := a.Labels["severity"]; got != slo.DefaultSeverityPage {
+		t.Errorf("severity %q, want %q: %s", got, slo.DefaultSeverityPage, a)
 	}
 	s.checkAlert(t, a)
 }
@@ -276,6 +276,9 @@ func (s *stack) checkAlert(t *testing.T, a notifiedAlert) {
 	}
 	if strings.Contains(a.Annotations["description"], "{{") {
 		t.Errorf("an unexpanded template in the description: %s", a)
+	}
+	if want := "/d/" + slo.DashboardResourceUID + "/?var-" + slo.DashboardVarResource + "=" + a.Labels[catalog.LabelResource] + "&"; !strings.HasPrefix(a.Annotations["dashboard_url"], want) {
+		t.Errorf("dashboard_url %q, want it to start with %q", a.Annotations["dashboard_url"], want)
 	}
 }
 

@@ -46,6 +46,7 @@ func run(args []string, stderr io.Writer) error {
 	specFile := fs.String("spec", "", "YAML SLO spec (slo.Spec, JSON field names); writes its rule file and dashboards into --out instead of the chart's files")
 	out := fs.String("out", "charts/rvsync-slo/files", "directory receiving rules/ and dashboards/")
 	readmePath := fs.String("readme", "README.md", "README whose metric table (between the METRICS markers) is regenerated; empty to skip; ignored with --spec")
+	routingPath := fs.String("alertmanager", "docs/alertmanager.yaml", "Alertmanager routing of the default alerts (alerts.RenderRouting); empty to skip; ignored with --spec")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,6 +54,15 @@ func run(args []string, stderr io.Writer) error {
 		return fmt.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
 	}
 	if *specFile == "" {
+		if *routingPath != "" {
+			routing, err := alerts.RenderRouting(slo.DefaultSpec())
+			if err != nil {
+				return err
+			}
+			if err := write(*routingPath, routing); err != nil {
+				return err
+			}
+		}
 		return writeChart(*out, *readmePath)
 	}
 	b, err := os.ReadFile(*specFile)

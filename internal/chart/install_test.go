@@ -1,19 +1,23 @@
 package chart_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	monv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1alpha1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/rvsync-slo/rvsync-slo/alerts"
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 func notes(t *testing.T, o chart.Options) string {
@@ -255,5 +259,91 @@ func TestContainerResources(t *testing.T) {
 	_, err := chart.Template(chart.Options{Values: map[string]any{"resources": []any{"pods"}}})
 	if err == nil || !strings.Contains(err.Error(), "/resources") {
 		t.Errorf("a list of resources: want a schema error at /resources (the watched list is watchedResources), got %v", err)
+	}
+}
+
+func durationOf(d *monv1.NonEmptyDuration) string {
+	if d == nil {
+		return ""
+	}
+	return string(*d)
+}
+
+func matcherStrings(ms []monv1alpha1.Matcher) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+// TestAlertmanagerConfig: alertmanagerConfig.enabled makes the routing of
+// docs/alertmanager.yaml (alerts.RoutingOf of the same spec) as an
+// AlertmanagerConfig of the operator, with the receivers of the values,
+// and adds its namespace to every alert, which the operator routes only
+// then; without the operator's v1alpha1 API the chart skips it and NOTES
+// says so; a receiver name that is not among the receivers fails.
+func TestAlertmanagerConfig(t *testing.T) {
+	testenv.SkipShort(t, "helm")
+	amc := map[string]any{"enabled": true, "namespace": "monitoring", "pageReceiver": "pager", "ticketReceiver": "chat",
+		"receivers": []any{map[string]any{"name": "pager", "webhookConfigs": []any{map[string]any{"url": "http://pager.example/"}}}, map[string]any{"name": "chat"}}}
+	values := map[string]any{"alertmanagerConfig": amc, "releaseLabel": "kps",
+		"cluster": map[string]any{"label": "k8s_cluster"}, "slo": map[string]any{"severities": map[string]any{"page": "P1", "ticket": "P3"}}}
+	m := render(t, chart.Options{Values: values})
+	got := into[monv1alpha1.AlertmanagerConfig](t, m, monv1alpha1.AlertmanagerConfigKind)
+	spec := slo.DefaultSpec()
+	spec.ClusterLabel, spec.Severities = "k8s_cluster", slo.SeverityLabels{Page: "P1", Ticket: "P3"}
+	want := alerts.RoutingOf(spec)
+
+	if got.Namespace != "monitoring" || got.Labels["release"] != "kps" {
+		t.Errorf("AlertmanagerConfig %s/%s labels %v: want namespace monitoring and release=kps", got.Namespace, got.Name, got.Labels)
+	}
+	routes, err := got.Spec.Route.ChildRoutes()
+	if err != nil || len(routes) != 2 {
+		t.Fatalf("want a page and a ticket route, have %d (%v)", len(routes), err)
+	}
+	for i, w := range []struct {
+		receiver          string
+		matchers, groupBy []string
+	}{{"pager", want.PageMatchers, want.PageGroupBy}, {"chat", want.Matchers, want.TicketGroupBy}} {
+		r := routes[i]
+		if r.Receiver != w.receiver || !slices.Equal(matcherStrings(r.Matchers), w.matchers) || !slices.Equal(r.GroupBy, w.groupBy) {
+			t.Errorf("route %d: receiver %q matchers %v group by %v; want %q %v %v", i, r.Receiver, matcherStrings(r.Matchers), r.GroupBy, w.receiver, w.matchers, w.groupBy)
+		}
+		if timing := (alerts.Timing{GroupWait: durationOf(r.GroupWait), GroupInterval: durationOf(r.GroupInterval), RepeatInterval: durationOf(r.RepeatInterval)}); timing != alerts.DefaultTiming {
+			t.Errorf("route %d timing %+v, want %+v", i, timing, alerts.DefaultTiming)
+		}
+	}
+	if len(got.Spec.InhibitRules) != 1 {
+		t.Fatalf("inhibit rules %+v: want one", got.Spec.InhibitRules)
+	}
+	ir := got.Spec.InhibitRules[0]
+	if !slices.Equal(matcherStrings(ir.SourceMatch), want.PageMatchers) || !slices.Equal(matcherStrings(ir.TargetMatch), want.TicketMatchers) || !slices.Equal(ir.Equal, want.InhibitEqual) {
+		t.Errorf("inhibit rule %+v, want source %v target %v equal %v", ir, want.PageMatchers, want.TicketMatchers, want.InhibitEqual)
+	}
+	if len(got.Spec.Receivers) != 2 || got.Spec.Receivers[0].Name != "pager" || len(got.Spec.Receivers[0].WebhookConfigs) != 1 {
+		t.Errorf("receivers %+v: want the values' pager (with its webhook) and chat", got.Spec.Receivers)
+	}
+	pr, err := m.PrometheusRule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" && r.Labels["namespace"] != "monitoring" {
+				t.Errorf("alert %s labels %v: want namespace=monitoring, the AlertmanagerConfig's", r.Alert, r.Labels)
+			}
+		}
+	}
+
+	o := chart.Options{Values: values, WithoutOperator: true}
+	if n := len(render(t, o).OfKind(monv1alpha1.AlertmanagerConfigKind)); n != 0 {
+		t.Errorf("without the operator's API: %d AlertmanagerConfigs rendered", n)
+	}
+	wantIn(t, "NOTES", notes(t, o), "does not serve monitoring.coreos.com/v1alpha1 AlertmanagerConfig", "docs/alertmanager.yaml")
+
+	amc["pageReceiver"] = "pagerduty"
+	if _, err := chart.Template(chart.Options{Values: values}); err == nil || !strings.Contains(err.Error(), `alertmanagerConfig.pageReceiver "pagerduty": must be the name of one of alertmanagerConfig.receivers [pager chat]`) {
+		t.Errorf("an unknown page receiver: got %v", err)
 	}
 }

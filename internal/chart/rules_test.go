@@ -69,6 +69,19 @@ func TestRulesFollowValues(t *testing.T) {
 			return s
 		},
 	}, {
+		name: "severities and Grafana URL",
+		opts: chart.Options{Values: map[string]any{"slo": map[string]any{
+			"severities": map[string]any{"page": "P1", "ticket": "P3"},
+			"grafanaURL": "https://grafana.example.com/",
+		}}},
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			s.UpSelector = `job="rvsync-slo", namespace="default"`
+			s.Severities = slo.SeverityLabels{Page: "P1", Ticket: "P3"}
+			s.GrafanaURL = "https://grafana.example.com/"
+			return s
+		},
+	}, {
 		name: "without the operator the up selector is the job name pattern",
 		opts: chart.Options{WithoutOperator: true},
 		spec: func(*testing.T) slo.Spec { return slo.DefaultSpec() },
