@@ -58,6 +58,12 @@ func latency(name string, m catalog.Metric, description string, trend func(Confi
 		description: description + " At the SLO's percentile.",
 		unit:        unitSeconds,
 		expr: func(c Config, o slo.SLO, by []string) string {
+			if len(by) == 0 {
+				// the worst resource's percentile, not the percentile of
+				// every resource's observations pooled, where many fast
+				// Lists of one resource would hide a slow one
+				return aggregate("max", nil, c.quantile(o.Objective, m, c.by(), matchers...))
+			}
 			return c.quantile(o.Objective, m, by, matchers...)
 		},
 		trend: trend,
