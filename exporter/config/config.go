@@ -360,7 +360,7 @@ func LoadFile(path string) (Config, error) {
 		return c, fmt.Errorf("config file: %w", err)
 	}
 	if err := yaml.UnmarshalStrict(b, &c); err != nil {
-		return c, fmt.Errorf("config file %s: %w", path, err)
+		return c, fmt.Errorf("config file %s: %w", path, yamlError(b, err))
 	}
 	return c, nil
 }
