@@ -165,7 +165,8 @@ func (c Config) budgetStat() cog.Builder[dashboard.Panel] {
 		WithTarget(prometheusQuery(aggregate("min", []string{slo.LabelSLO}, c.rule(slo.RuleErrorBudgetRemaining)), label(slo.LabelSLO)))
 }
 
-// worstResources is a table of every selected resource, worst first.
+// worstResources is a table of every selected resource, worst first; a
+// resource's name opens its resource dashboard.
 func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 	var cols []column
 	for _, o := range c.enabledSLOs() {
@@ -180,7 +181,8 @@ func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 	)
 	return defaultTable("Resources, worst first",
 		"One row per selected resource with its current SLO signals, whether its informer is synced, whether its state is not ok (1: some signals unknown, see Resources not ok), its cached objects and its relist rate; sorted by the first column, worst first. Good: every signal below its SLO threshold, Synced 1, Not ok 0, relists near 0.",
-		nil, cols...).Span(16)
+		nil, cols...).Span(16).
+		OverrideByName(catalog.LabelResource, []dashboard.DynamicConfigValue{c.resourceLink()})
 }
 
 // overviewTrends are the time series of the "Trends" row: each SLO's
