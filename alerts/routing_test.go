@@ -17,11 +17,7 @@ import (
 // and returns amtool and the file.
 func amtoolConfig(t *testing.T, spec slo.Spec) (string, string) {
 	t.Helper()
-	testenv.SkipShort(t, "amtool")
-	amtool, err := exec.LookPath("amtool")
-	if err != nil {
-		t.Fatal("amtool not found: install the Debian package prometheus-alertmanager (make deps)")
-	}
+	amtool := testenv.Command(t, "amtool", "prometheus-alertmanager")
 	cfg := RoutingOf(spec).AlertmanagerConfig("page", "ticket", DefaultTiming)
 	route := cfg["route"].(map[string]any)
 	route["receiver"] = "default"

@@ -21,11 +21,7 @@ import (
 // under 0.1 s, nodes 10 times in 0.1-10 s; nodes' p95 is 9.505 s
 // (interpolated in its bucket), the pooled p95 below 0.1 s.
 func TestWorstLatencyIsTheWorstResources(t *testing.T) {
-	testenv.SkipShort(t, "promtool")
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatal("promtool not found: install the Debian package prometheus (make deps)")
-	}
+	promtool := testenv.Command(t, "promtool", "prometheus")
 	d := decodeAll(t, Config{})[FileName(uidOverview)]
 	tg := targets(panelTitled(t, d, "List latency p95, worst"))
 	if len(tg) != 1 {
