@@ -93,12 +93,54 @@ func (s *stack) watchStalled(t *testing.T) {
 	})
 	t.Logf("paged %v after the stall: %s", page.Received.Sub(stalled).Round(time.Second), page)
 	s.checkPage(t, page)
+	s.assertOnePage(t, stalled)
 
 	s.proxy.Release()
 	released = true
 	s.waitResolved(t, page, time.Now())
 	s.waitFresh(t, time.Now())
 	s.assertRunning(t)
+}
+
+// assertOnePage: every informer stalled at once is one incident, and the
+// routing the project ships (docs/alertmanager.yaml) makes it one page.
+// Once the stall of every resource has been paged, every page notified
+// since went to the page receiver in one notification group (one
+// PagerDuty incident), whatever the number of resources and alerts.
+func (s *stack) assertOnePage(t *testing.T, since time.Time) {
+	t.Helper()
+	pages := func() []notifiedAlert {
+		var out []notifiedAlert
+		for _, a := range s.hook.received() {
+			if a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.StartsAt.After(since) {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	testenv.WaitFor(t, 4*time.Minute, fmt.Sprintf("the stall of all %d resources paged", len(s.resources)), func() (bool, error) {
+		paged := map[string]bool{}
+		for _, a := range pages() {
+			if a.Labels["alertname"] == alerts.AlertWatchStalled {
+				paged[a.Labels[catalog.LabelResource]] = true
+			}
+		}
+		return len(paged) == len(s.resources), fmt.Errorf("%d of %d resources paged", len(paged), len(s.resources))
+	})
+	groups := map[string][]string{} // group key → alerts notified in it
+	for _, a := range pages() {
+		if a.Receiver != receiverPage {
+			t.Errorf("a page went to receiver %q, not %q: %s", a.Receiver, receiverPage, a)
+		}
+		groups[a.GroupKey] = append(groups[a.GroupKey], a.Labels["alertname"]+"/"+a.Labels[catalog.LabelResource])
+	}
+	if len(groups) != 1 {
+		t.Errorf("one incident paged in %d notification groups, want 1: %v", len(groups), groups)
+	}
+	for key, as := range groups {
+		slices.Sort(as)
+		t.Logf("one page: group %s holds %d notified alerts: %v", key, len(slices.Compact(as)), slices.Compact(as))
+	}
 }
 
 // etcdPaused: etcd is frozen (SIGSTOP) for two minutes (a copy of its data
