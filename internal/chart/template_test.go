@@ -138,6 +138,9 @@ func TestLintAndTemplate(t *testing.T) {
 			checkPod(t, m, cfg)
 			checkSelectors(t, m)
 			checkServiceMonitor(t, m, cfg)
+			if n := notes(t, sc.opts); !strings.Contains(n, "is installed as") {
+				t.Errorf("NOTES:\n%s", n)
+			}
 		})
 	}
 }
