@@ -3,13 +3,18 @@ package server
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 )
 
@@ -76,5 +81,31 @@ func TestCertFilesReload(t *testing.T) {
 	}
 	if _, err := loadCertFiles(t.TempDir(), funcr.New(func(string, string) {}, funcr.Options{})); err == nil {
 		t.Error("an empty directory loads")
+	}
+}
+
+// TestServesCertDirPair: the secure server answers a real TLS handshake
+// with the pair in CertDir (served through GetCertificate).
+func TestServesCertDirPair(t *testing.T) {
+	dir := t.TempDir()
+	writePair(t, dir, "served")
+	srv, err := New(Options{Gatherer: prometheus.NewRegistry(), Ready: new(atomic.Bool), Secure: true, CertDir: dir,
+		Auth: &rest.Config{Host: "https://127.0.0.1:1"}, Logger: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	defer srv.Close()
+	conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true}) // the test reads the certificate itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if cn := conn.ConnectionState().PeerCertificates[0].Subject.CommonName; !strings.HasPrefix(cn, "served") {
+		t.Errorf("served certificate %q, want the pair of CertDir", cn)
 	}
 }
