@@ -23,13 +23,14 @@ const (
 var amTiming = alerts.Timing{GroupWait: alerts.DefaultTiming.GroupWait, GroupInterval: "5s", RepeatInterval: "1h"}
 
 // startAlertmanager runs Alertmanager, clustering off, with the routing
-// and inhibition the project ships (alerts.RoutingOf of spec, as in
-// docs/alertmanager.yaml) sending every notification, resolved ones too,
-// to webhookURL, and returns its host:port.
-func startAlertmanager(t *testing.T, logDir, webhookURL string, spec slo.Spec) string {
+// and inhibition the project ships for the default cluster label and
+// severities (alerts.RoutingOf, as in docs/alertmanager.yaml), sending
+// every notification, resolved ones too, to webhookURL, and returns its
+// host:port.
+func startAlertmanager(t *testing.T, logDir, webhookURL string) string {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := alerts.RoutingOf(spec).AlertmanagerConfig(receiverPage, receiverTicket, amTiming)
+	cfg := alerts.RoutingOf(slo.DefaultSpec()).AlertmanagerConfig(receiverPage, receiverTicket, amTiming)
 	route := cfg["route"].(map[string]any)
 	route["receiver"] = receiverOther
 	route["group_wait"], route["group_interval"], route["repeat_interval"] = "1s", "1s", "1h"

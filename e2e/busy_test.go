@@ -181,7 +181,7 @@ func startBusy(t *testing.T, progress string) *busyStack {
 		Log: logFile(t, s.logDir, "exporter-no-reads.log"),
 	})
 	s.hook = startWebhook(t)
-	am := startAlertmanager(t, s.logDir, s.hook.srv.URL, s.spec)
+	am := startAlertmanager(t, s.logDir, s.hook.srv.URL)
 	rules, err := alerts.Render(s.spec)
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,6 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/internal/cluster"
 	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
-	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // mainRelease is the release installed, loaded, upgraded and uninstalled
@@ -520,7 +519,7 @@ func (s *clusterSuite) paging(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := startWebhook(t)
-	am := startAlertmanager(t, s.logDir, hook.srv.URL, slo.DefaultSpec()) // the chart's default severities and cluster label
+	am := startAlertmanager(t, s.logDir, hook.srv.URL)
 	// Debian's Prometheus is built without Kubernetes service discovery:
 	// `make testbin` builds Prometheus with it from the Go module proxy
 	promBin, err := testenv.Binary("RVSYNC_PROMETHEUS", "prometheus-*/prometheus")

@@ -118,7 +118,7 @@ func startStack(t *testing.T, opts stackOptions) *stack {
 		Log: logFile(t, s.logDir, "exporter.log"),
 	})
 	s.hook = startWebhook(t)
-	am := startAlertmanager(t, s.logDir, s.hook.srv.URL, s.spec)
+	am := startAlertmanager(t, s.logDir, s.hook.srv.URL)
 	rules, err := alerts.Render(s.spec)
 	if err != nil {
 		t.Fatal(err)
