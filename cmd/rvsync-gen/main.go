@@ -38,6 +38,9 @@ const (
 	rulesFile     = "rules/rvsync-slo.rules.yaml"
 	chartTemplate = "rules/rvsync-slo.rules.tpl.yaml"
 	dashboardsDir = "dashboards"
+	// dashboardTemplatesDir holds the dashboards as Helm templates
+	// (dashboards.RenderHelmTemplates), which the chart renders.
+	dashboardTemplatesDir = "dashboard-templates"
 )
 
 func run(args []string, stderr io.Writer) error {
@@ -95,6 +98,15 @@ func writeChart(out, readmePath string) error {
 	}
 	if err := writeDashboards(out, slo.DefaultSpec()); err != nil {
 		return err
+	}
+	templates, err := dashboards.RenderHelmTemplates()
+	if err != nil {
+		return err
+	}
+	for _, n := range slices.Sorted(maps.Keys(templates)) {
+		if err := write(filepath.Join(out, dashboardTemplatesDir, n), templates[n]); err != nil {
+			return err
+		}
 	}
 	chartDir := filepath.Dir(filepath.Clean(out))
 	if err := readme.UpdateChartReadme(filepath.Join(chartDir, "values.yaml"), filepath.Join(chartDir, "README.md")); err != nil {
