@@ -172,13 +172,13 @@ cluster: deps cluster-deps testbin $(KUBECTL) ## Start a real single-node cluste
 	go run ./cmd/rvsync-cluster -kubectl $(KUBECTL)
 
 .PHONY: generate
-generate: ## Regenerate rules, dashboards and the README metric table from the catalog.
+generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart README and the README metric table.
 	go run ./cmd/rvsync-gen
 
 .PHONY: verify
 verify: generate $(STATICCHECK) ## Check generated files, formatting, vet, staticcheck, the dependency direction and module sums (CI runs it).
-	git diff --exit-code -- charts README.md || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard -- charts)" || (git ls-files --others --exclude-standard -- charts; echo "new generated files are not tracked: git add them" >&2; exit 1)
+	git diff --exit-code -- charts README.md docs/alertmanager.yaml || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard -- charts docs)" || (git ls-files --others --exclude-standard -- charts docs; echo "new generated files are not tracked: git add them" >&2; exit 1)
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet ./...
 	$(STATICCHECK) ./...

@@ -22,6 +22,10 @@ const (
 	annotationSummary     = "summary"
 	annotationDescription = "description"
 	annotationRunbookURL  = "runbook_url"
+	// annotationDashboardURL links the dashboard of what the alert is
+	// about: the resource dashboard at the alert's resource and cluster,
+	// or the overview for alerts about the exporter itself.
+	annotationDashboardURL = "dashboard_url"
 )
 
 // Generate validates spec (after filling its zero fields with defaults) and
@@ -139,6 +143,9 @@ func burnAlertName(name string) string {
 // alertDef is what differs between alerts; alert adds what they share.
 type alertDef struct {
 	name, expr, severity string
+	// exporter marks alerts about the exporter, not a resource: their
+	// dashboard_url is the overview's.
+	exporter             bool
 	forDuration          string
 	labels               map[string]string
 	summary, description string
@@ -153,15 +160,16 @@ func (s generator) alert(a alertDef) rulefmt.Rule {
 		labels = map[string]string{}
 	}
 	maps.Copy(labels, a.labels)
-	labels[slo.LabelSeverity] = a.severity
+	labels[slo.LabelSeverity] = s.SeverityLabel(a.severity)
 	r := rulefmt.Rule{
 		Alert:  a.name,
 		Expr:   a.expr,
 		Labels: labels,
 		Annotations: map[string]string{
-			annotationSummary:     a.summary,
-			annotationDescription: a.description,
-			annotationRunbookURL:  s.RunbookURLPrefix + strings.ToLower(a.name),
+			annotationSummary:      a.summary,
+			annotationDescription:  a.description,
+			annotationRunbookURL:   s.RunbookURLPrefix + strings.ToLower(a.name),
+			annotationDashboardURL: s.dashboardURL(a.exporter),
 		},
 	}
 	if a.forDuration != "" {
@@ -172,6 +180,18 @@ func (s generator) alert(a alertDef) rulefmt.Rule {
 		r.For = d
 	}
 	return r
+}
+
+// dashboardURL is an alert's dashboard_url: Spec.GrafanaURL plus the
+// resource dashboard at the alert's resource and cluster, or for an alert
+// about the exporter the overview at its cluster.
+func (s generator) dashboardURL(exporter bool) string {
+	base := strings.TrimSuffix(s.GrafanaURL, "/")
+	cluster := fmt.Sprintf("{{ with $labels.%s }}var-%s={{ . }}{{ end }}", s.ClusterLabel, slo.DashboardVarCluster)
+	if exporter {
+		return fmt.Sprintf("%s/d/%s/?%s", base, slo.DashboardOverviewUID, cluster)
+	}
+	return fmt.Sprintf("%s/d/%s/?var-%s={{ $labels.resource }}&%s", base, slo.DashboardResourceUID, slo.DashboardVarResource, cluster)
 }
 
 // resourceRef names the alert's resource and cluster in annotations.

@@ -3,7 +3,6 @@ package alerts
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/rulefmt"
@@ -53,6 +52,9 @@ const (
 	sentinelErrorsFor  = "9h9m"
 	sentinelStalledSec = 6666
 	sentinelRelists    = 5555
+	sentinelPage       = "rvsync_sentinel_page"
+	sentinelTicket     = "rvsync_sentinel_ticket"
+	sentinelGrafana    = "https://rvsync-grafana.invalid"
 )
 
 // sentinelSpec is slo.DefaultSpec with a sentinel wherever the chart's
@@ -69,6 +71,8 @@ func sentinelSpec() slo.Spec {
 	s.Symptoms.ErrorsFor = sentinelErrorsFor
 	s.Symptoms.StalledAfterSeconds = sentinelStalledSec
 	s.Symptoms.RelistsPerHour = sentinelRelists
+	s.Severities = slo.SeverityLabels{Page: sentinelPage, Ticket: sentinelTicket}
+	s.GrafanaURL = sentinelGrafana
 	for i, o := range s.SLOs {
 		for _, c := range HelmSLOs {
 			if c.Name == o.Name {
@@ -124,13 +128,16 @@ func chartRulesHeader() string {
 ` + strings.TrimPrefix(strings.TrimSpace(Header), "# ") + `
 The rules of alerts.Render as a Helm template, rendered by the chart with tpl:
 .Values.slo and .Values.cluster.label set thresholds, objectives, selectors,
-the cluster label, the runbook prefix and extra alert labels.
+the cluster label, severities, the runbook prefix, the Grafana URL and extra
+alert labels; the chart's
+helpers derive the up selector and the alert labels from the release.
 */ -}}
 {{- $s := .Values.slo }}
 {{- $cl := .Values.cluster.label }}
 {{- $selOnly := ternary (printf "{%s}" $s.selector) "" (ne $s.selector "") }}
 {{- $selFirst := ternary (printf "{%s," $s.selector) "{" (ne $s.selector "") }}
-{{- $up := $s.upSelector | default $s.selector | default ` + strconv.Quote(slo.DefaultUpSelector) + ` }}
+{{- $up := include "rvsync-slo.upSelector" . }}
+{{- $labels := include "rvsync-slo.alertLabels" . }}
 `
 }
 
@@ -207,6 +214,9 @@ func replacements() []replacement {
 		{sentinel: "{" + sentinelSelector + ",", action: "{{ $selFirst }}"},
 		{sentinel: "{" + sentinelUpSelector + "}", action: `{{ printf "{%s}" $up }}`},
 		{sentinel: sentinelRunbook, action: "{{ $s.runbookURLPrefix }}"},
+		{sentinel: sentinelGrafana, action: `{{ $s.grafanaURL | trimSuffix "/" }}`},
+		{sentinel: sentinelPage, action: "{{ $s.severities.page | quote }}", bounded: word},
+		{sentinel: sentinelTicket, action: "{{ $s.severities.ticket | quote }}", bounded: word},
 		{sentinel: sentinelCluster, action: "{{ $cl }}", bounded: word},
 		{sentinel: sentinelStalledFor, action: "{{ $s.symptoms.stalledFor }}", bounded: word},
 		{sentinel: sentinelNotSynced, action: "{{ $s.symptoms.notSyncedFor }}", bounded: word},
@@ -258,7 +268,7 @@ func extraLabelsLine(text string) string {
 	for i, l := range lines {
 		trimmed := strings.TrimLeft(l, " ")
 		if strings.TrimSpace(trimmed) == sentinelExtraKey+": "+sentinelExtraValue {
-			lines[i] = fmt.Sprintf("{{- with $s.extraLabels }}{{ toYaml . | nindent %d }}{{- end }}\n", len(l)-len(trimmed))
+			lines[i] = fmt.Sprintf("{{- with $labels }}{{ . | nindent %d }}{{- end }}\n", len(l)-len(trimmed))
 		}
 	}
 	return strings.Join(lines, "")

@@ -54,6 +54,7 @@ func (s generator) symptomAlerts() []rulefmt.Rule {
 	res := s.resourceRef()
 	defs := []alertDef{{
 		name:        AlertExporterDown,
+		exporter:    true,
 		expr:        fmt.Sprintf("up{%s} == 0", s.UpSelector),
 		severity:    slo.SeverityTicket,
 		forDuration: "5m",
@@ -61,6 +62,7 @@ func (s generator) symptomAlerts() []rulefmt.Rule {
 		description: fmt.Sprintf("Prometheus failed to scrape rvsync exporter {{ $labels.instance }} (job {{ $labels.job }}, %s {{ $labels.%s }}) for 5 minutes: the SLOs of its resources get no data and cannot alert.", s.ClusterLabel, s.ClusterLabel),
 	}, {
 		name:        AlertExporterAbsent,
+		exporter:    true,
 		expr:        fmt.Sprintf("absent(up{%s})", s.UpSelector),
 		severity:    slo.SeverityTicket,
 		forDuration: "15m",

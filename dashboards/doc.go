@@ -9,9 +9,12 @@
 // into deterministic JSON that `make generate` writes into the chart. Every
 // metric and recording-rule name comes from exporter/catalog, and every label
 // selector is built by one helper (Config.selector), so a custom
-// Spec.Selector or cluster label reaches every query.
+// Spec.Selector or cluster label reaches every query. RenderHelmTemplates
+// writes the same dashboards as Helm templates, so the chart's values move
+// them as they move the rules.
 //
 // Layout: config.go holds Config and Render; query.go the PromQL
 // expressions; panel.go the base constructors of panels, queries and
-// variables; overview.go, resource.go and slos.go one dashboard each.
+// variables; overview.go, resource.go and slos.go one dashboard each;
+// helm.go the chart's templates.
 package dashboards

@@ -58,6 +58,12 @@ func latency(name string, m catalog.Metric, description string, trend func(Confi
 		description: description + " At the SLO's percentile.",
 		unit:        unitSeconds,
 		expr: func(c Config, o slo.SLO, by []string) string {
+			if len(by) == 0 {
+				// the worst resource's percentile, not the percentile of
+				// every resource's observations pooled, where many fast
+				// Lists of one resource would hide a slow one
+				return aggregate("max", nil, c.quantile(o.Objective, m, c.by(), matchers...))
+			}
 			return c.quantile(o.Objective, m, by, matchers...)
 		},
 		trend: trend,
@@ -193,7 +199,8 @@ func (c Config) budgetStat() cog.Builder[dashboard.Panel] {
 		WithTarget(prometheusQuery(aggregate("min", []string{slo.LabelSLO}, c.rule(slo.RuleErrorBudgetRemaining)), label(slo.LabelSLO)))
 }
 
-// worstResources is a table of every selected resource, worst first.
+// worstResources is a table of every selected resource, worst first; a
+// resource's name opens its resource dashboard.
 func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 	var cols []column
 	for _, o := range c.enabledSLOs() {
@@ -208,7 +215,8 @@ func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 	)
 	return defaultTable("Resources, worst first",
 		"One row per selected resource with its current SLO signals, whether its informer is synced, whether its state is not ok (1: some signals unknown, see Resources not ok), its cached objects and its relist rate; sorted by the first column, worst first. Good: every signal below its SLO threshold, Synced 1, Not ok 0, relists near 0.",
-		nil, cols...).Span(16)
+		nil, cols...).Span(16).
+		OverrideByName(catalog.LabelResource, []dashboard.DynamicConfigValue{c.resourceLink()})
 }
 
 // overviewTrends are the time series of the "Trends" row: each SLO's

@@ -252,6 +252,27 @@ func (c Config) resourceVariable() *dashboard.QueryVariableBuilder {
 		Multi(true)
 }
 
+// links are the titles of the links between the dashboards.
+var links = []struct{ uid, title string }{
+	{uidOverview, "Overview"},
+	{uidResource, "Resource detail"},
+	{uidSLOs, "SLOs"},
+}
+
+// resourceLink is a table data link on the resource column that opens the
+// resource dashboard at the row's resource and cluster, keeping the time
+// range: the drill-down from a worst resource to its signals.
+func (c Config) resourceLink() dashboard.DynamicConfigValue {
+	url := "/d/" + c.UIDPrefix + uidResource + "/?var-" + varResource + "=${__value.raw}"
+	if !c.SingleCluster {
+		url += "&var-" + varCluster + `=${__data.fields["` + c.Spec.ClusterLabel + `"]}`
+	}
+	return dashboard.DynamicConfigValue{Id: "links", Value: []map[string]any{{
+		"title": "Resource detail of ${__value.raw}",
+		"url":   url + "&${__url_time_range}",
+	}}}
+}
+
 // build assembles a dashboard: defaults and validation, the common header
 // and variables, the panels added by body, then stable panel and query IDs.
 func build(cfg Config, uid, title, description string, body func(c Config, b *dashboard.DashboardBuilder)) (dashboard.Dashboard, error) {
@@ -268,6 +289,12 @@ func build(cfg Config, uid, title, description string, body func(c Config, b *da
 		WithVariable(datasourceVariable()).
 		WithVariable(c.clusterVariable()).
 		WithVariable(c.resourceVariable())
+	for _, l := range links {
+		if l.uid != uid { // links to the other dashboards, with the same variables and time range
+			b.Link(dashboard.NewDashboardLinkBuilder(l.title).Type(dashboard.DashboardLinkTypeLink).
+				Url("/d/" + c.UIDPrefix + l.uid + "/").IncludeVars(true).KeepTime(true))
+		}
+	}
 	body(c, b)
 	d, err := b.Build()
 	if err != nil {

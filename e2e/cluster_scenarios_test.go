@@ -308,10 +308,10 @@ func (s *clusterSuite) upgrade(t *testing.T) {
 	rulesBefore := s.installedRules(t, r)
 
 	r.values = map[string]any{
-		"exporter": map[string]any{"resources": map[string]any{
+		"resources": map[string]any{
 			"requests": map[string]any{"cpu": "60m", "memory": "80Mi"},
 			"limits":   map[string]any{"memory": "320Mi"},
-		}},
+		},
 		"slo":    map[string]any{"cacheStaleness": map[string]any{"thresholdSeconds": 60}},
 		"canary": map[string]any{"interval": "5s"},
 	}
@@ -541,7 +541,7 @@ func (s *clusterSuite) paging(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range as {
-		if a.State == "firing" && a.Labels["severity"] == "page" {
+		if a.State == "firing" && a.Labels["severity"] == "critical" {
 			t.Errorf("a page before the stall: %s", a.Labels)
 		}
 	}
@@ -562,8 +562,8 @@ func (s *clusterSuite) paging(t *testing.T) {
 		return a.Status == "firing" && a.Labels["alertname"] == alertWatchStalled && a.Labels[labelResource] == "configmaps" && a.StartsAt.After(stalled)
 	})
 	t.Logf("paged %v after the watches stalled: %s", page.Received.Sub(stalled).Round(time.Second), page)
-	if page.Labels["severity"] != "page" || page.Annotations["summary"] == "" || page.Annotations["runbook_url"] == "" {
-		t.Errorf("the page lacks severity, summary or runbook_url: %s", page)
+	if page.Labels["severity"] != "critical" || page.Annotations["summary"] == "" || page.Annotations["runbook_url"] == "" || page.Annotations["dashboard_url"] == "" {
+		t.Errorf("the page lacks severity, summary, runbook_url or dashboard_url: %s", page)
 	}
 	during, err := testenv.Scrape(metricsURL(p))
 	if err != nil {

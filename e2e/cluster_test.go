@@ -120,7 +120,7 @@ func (s *clusterSuite) opts(r helmRelease) chart.Options {
 		values[k] = v
 	}
 	repo, tag, _ := strings.Cut(cluster.ExporterImage, ":")
-	values["image"] = map[string]any{"repository": repo, "tag": tag}
+	values["image"] = map[string]any{"registry": "", "repository": repo, "tag": tag}
 	return chart.Options{Release: r.name, Namespace: r.namespace, Values: values, Kubeconfig: s.c.Kubeconfig}
 }
 

@@ -15,8 +15,10 @@
 //
 //  1. healthy: no page;
 //  2. the informers' watch stalls in the proxy: RvsyncWatchStalled pages
-//     with resource, severity, summary and runbook_url, and resolves after
-//     the release;
+//     with resource, severity, summary, runbook_url and dashboard_url, every
+//     resource's page in one notification group of the page receiver (the
+//     routing of docs/alertmanager.yaml: one incident, one page), and
+//     resolves after the release;
 //  3. etcd is paused (SIGSTOP): a staleness page; after SIGCONT everything
 //     recovers in the same exporter;
 //  4. kube-apiserver restarts: relists are counted, no RV regression;

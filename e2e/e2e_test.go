@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func (s *stack) healthy(t *testing.T) {
 func (s *stack) assertNoPage(t *testing.T, since time.Time) {
 	t.Helper()
 	for _, a := range s.hook.received() {
-		if a.Status == "firing" && a.Labels["severity"] == slo.SeverityPage && a.StartsAt.After(since) {
+		if a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.StartsAt.After(since) {
 			t.Errorf("a page: %s", a)
 		}
 	}
@@ -67,7 +68,7 @@ func (s *stack) assertNoPage(t *testing.T, since time.Time) {
 		t.Fatal(err)
 	}
 	for _, a := range as {
-		if string(a.Labels["severity"]) == slo.SeverityPage {
+		if string(a.Labels["severity"]) == slo.DefaultSeverityPage {
 			t.Errorf("a %s page alert: %s", a.State, a.Labels)
 		}
 	}
@@ -92,12 +93,54 @@ func (s *stack) watchStalled(t *testing.T) {
 	})
 	t.Logf("paged %v after the stall: %s", page.Received.Sub(stalled).Round(time.Second), page)
 	s.checkPage(t, page)
+	s.assertOnePage(t, stalled)
 
 	s.proxy.Release()
 	released = true
 	s.waitResolved(t, page, time.Now())
 	s.waitFresh(t, time.Now())
 	s.assertRunning(t)
+}
+
+// assertOnePage: every informer stalled at once is one incident, and the
+// routing the project ships (docs/alertmanager.yaml) makes it one page.
+// Once the stall of every resource has been paged, every page notified
+// since went to the page receiver in one notification group (one
+// PagerDuty incident), whatever the number of resources and alerts.
+func (s *stack) assertOnePage(t *testing.T, since time.Time) {
+	t.Helper()
+	pages := func() []notifiedAlert {
+		var out []notifiedAlert
+		for _, a := range s.hook.received() {
+			if a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.StartsAt.After(since) {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	testenv.WaitFor(t, 4*time.Minute, fmt.Sprintf("the stall of all %d resources paged", len(s.resources)), func() (bool, error) {
+		paged := map[string]bool{}
+		for _, a := range pages() {
+			if a.Labels["alertname"] == alerts.AlertWatchStalled {
+				paged[a.Labels[catalog.LabelResource]] = true
+			}
+		}
+		return len(paged) == len(s.resources), fmt.Errorf("%d of %d resources paged", len(paged), len(s.resources))
+	})
+	groups := map[string][]string{} // group key → alerts notified in it
+	for _, a := range pages() {
+		if a.Receiver != receiverPage {
+			t.Errorf("a page went to receiver %q, not %q: %s", a.Receiver, receiverPage, a)
+		}
+		groups[a.GroupKey] = append(groups[a.GroupKey], a.Labels["alertname"]+"/"+a.Labels[catalog.LabelResource])
+	}
+	if len(groups) != 1 {
+		t.Errorf("one incident paged in %d notification groups, want 1: %v", len(groups), groups)
+	}
+	for key, as := range groups {
+		slices.Sort(as)
+		t.Logf("one page: group %s holds %d notified alerts: %v", key, len(slices.Compact(as)), slices.Compact(as))
+	}
 }
 
 // etcdPaused: etcd is frozen (SIGSTOP) for two minutes (a copy of its data
@@ -239,8 +282,8 @@ func (s *stack) dashboardPanels(t *testing.T) {
 // checkPage checks what a page must carry for the person it wakes.
 func (s *stack) checkPage(t *testing.T, a notifiedAlert) {
 	t.Helper()
-	if got := a.Labels["severity"]; got != slo.SeverityPage {
-		t.Errorf("severity %q, want %q: %s", got, slo.SeverityPage, a)
+	if got := a.Labels["severity"]; got != slo.DefaultSeverityPage {
+		t.Errorf("severity %q, want %q: %s", got, slo.DefaultSeverityPage, a)
 	}
 	s.checkAlert(t, a)
 }
@@ -260,6 +303,9 @@ func (s *stack) checkAlert(t *testing.T, a notifiedAlert) {
 	}
 	if strings.Contains(a.Annotations["description"], "{{") {
 		t.Errorf("an unexpanded template in the description: %s", a)
+	}
+	if want := "/d/" + slo.DashboardResourceUID + "/?var-" + slo.DashboardVarResource + "=" + a.Labels[catalog.LabelResource] + "&"; !strings.HasPrefix(a.Annotations["dashboard_url"], want) {
+		t.Errorf("dashboard_url %q, want it to start with %q", a.Annotations["dashboard_url"], want)
 	}
 }
 

@@ -101,7 +101,7 @@ func startFleet(t *testing.T, thanos string) *fleet {
 	f.hook = startWebhook(t)
 	// Every alert its own group: a notification per alert, so "paged once"
 	// can be counted.
-	am := startAlertmanagerGrouped(t, f.logDir, f.hook.srv.URL, []string{"..."})
+	am := startAlertmanagerPerAlert(t, f.logDir, f.hook.srv.URL)
 	var stores []string
 	for _, c := range []struct {
 		name     string
@@ -513,7 +513,7 @@ func (f *fleet) pagedOnce(t *testing.T) {
 	a, b := f.clusters[0], f.clusters[1]
 	seen := map[string]int{}
 	for _, n := range f.hook.received() {
-		if n.Status != "firing" || n.Labels["severity"] != slo.SeverityPage {
+		if n.Status != "firing" || n.Labels["severity"] != slo.DefaultSeverityPage {
 			continue
 		}
 		if n.Labels[cl] != b.name {
@@ -538,12 +538,12 @@ func (f *fleet) pagedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, al := range as {
-		if string(al.Labels["severity"]) == slo.SeverityPage {
+		if string(al.Labels["severity"]) == slo.DefaultSeverityPage {
 			t.Errorf("cluster a's Prometheus has a %s page alert: %s", al.State, al.Labels)
 		}
 	}
 	r := promv1.Range{Start: f.start, End: time.Now(), Step: 2 * time.Second}
-	q := fmt.Sprintf(`ALERTS{%s=%q, severity=%q}`, cl, a.name, slo.SeverityPage)
+	q := fmt.Sprintf(`ALERTS{%s=%q, severity=%q}`, cl, a.name, slo.DefaultSeverityPage)
 	if paged, err := f.query.hasData(q, r); err != nil || paged {
 		t.Errorf("Query over the run: %s has data %v (err %v)", q, paged, err)
 	}

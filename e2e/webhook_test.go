@@ -22,11 +22,16 @@ type notifiedAlert struct {
 	StartsAt    time.Time         `json:"startsAt"`
 	EndsAt      time.Time         `json:"endsAt"`
 	Received    time.Time         `json:"-"`
+	// Receiver and GroupKey are those of the notification: Alertmanager's
+	// receiver name and the group the alert was notified in (one group is
+	// one PagerDuty incident).
+	Receiver string `json:"-"`
+	GroupKey string `json:"-"`
 }
 
 func (a notifiedAlert) String() string {
-	return fmt.Sprintf("%s %s %v %v (starts %s, received %s)", a.Status, a.Labels["alertname"],
-		a.Labels, a.Annotations, a.StartsAt.Format(time.TimeOnly), a.Received.Format(time.TimeOnly))
+	return fmt.Sprintf("%s %s %v %v (starts %s, received %s by %s in group %s)", a.Status, a.Labels["alertname"],
+		a.Labels, a.Annotations, a.StartsAt.Format(time.TimeOnly), a.Received.Format(time.TimeOnly), a.Receiver, a.GroupKey)
 }
 
 // webhook is an Alertmanager webhook receiver that records every alert of
@@ -47,7 +52,9 @@ func startWebhook(t *testing.T) *webhook {
 
 func (w *webhook) receive(rw http.ResponseWriter, r *http.Request) {
 	var n struct {
-		Alerts []notifiedAlert `json:"alerts"`
+		Receiver string          `json:"receiver"`
+		GroupKey string          `json:"groupKey"`
+		Alerts   []notifiedAlert `json:"alerts"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
@@ -57,7 +64,7 @@ func (w *webhook) receive(rw http.ResponseWriter, r *http.Request) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, a := range n.Alerts {
-		a.Received = now
+		a.Received, a.Receiver, a.GroupKey = now, n.Receiver, n.GroupKey
 		w.alerts = append(w.alerts, a)
 	}
 }

@@ -208,20 +208,25 @@ func (e *exporter) resolve(ctx context.Context) ([]resolve.Resolved, error) {
 		return nil, &configError{fmt.Errorf("discovery client: %w", err)}
 	}
 	var resolved []resolve.Resolved
+	var last error
+	host := e.opts.ProbeConfig.Host
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: 30 * time.Second}
 	err = wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
-		var rerr error
-		resolved, rerr = resolve.Resolve(dc, e.opts.Config.OwnResources())
+		resolved, last = resolve.Resolve(dc, e.opts.Config.OwnResources())
 		var unknown *resolve.UnknownResourceError
 		switch {
-		case rerr == nil:
+		case last == nil:
 			return true, nil
-		case errors.As(rerr, &unknown):
-			return false, &configError{rerr}
+		case errors.As(last, &unknown):
+			return false, &configError{last}
 		}
-		e.opts.Logger.Info("discovery failed; retrying", "err", rerr)
+		e.opts.Logger.Error(last, "cannot reach the API server's discovery to resolve the watched resources; retrying (up to every 30s)", "server", host)
 		return false, nil
 	})
+	if err != nil && last != nil && ctx.Err() != nil {
+		// stopped before the API server ever answered: say what was awaited, and where
+		return nil, fmt.Errorf("stopped while waiting for the API server at %s to answer discovery (needed to resolve the watched resources): %w", host, last)
+	}
 	return resolved, err
 }
 

@@ -49,7 +49,7 @@ func Main(args []string, stdout, stderr io.Writer, build BuildInfo) int {
 		return 0
 	}
 	cfg := inv.Config
-	log := newLogger(stderr, cfg.LogLevel)
+	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	klog.SetLogger(log)
 
 	informerCfg, err := loadKubeconfig(cfg.Kubeconfig)
@@ -101,7 +101,13 @@ func loadKubeconfig(path string) (*rest.Config, error) {
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 }
 
-func newLogger(w io.Writer, level string) logr.Logger {
+// newLogger logs at level and above in format (config.LogFormatText or
+// config.LogFormatJSON), both validated by config.Config.Validate.
+func newLogger(w io.Writer, level, format string) logr.Logger {
 	lv := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[level]
-	return logr.FromSlogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv}))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == config.LogFormatJSON {
+		return logr.FromSlogHandler(slog.NewJSONHandler(w, opts))
+	}
+	return logr.FromSlogHandler(slog.NewTextHandler(w, opts))
 }

@@ -2,12 +2,19 @@ package exporter
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
 // Bad flags and config exit 2 with one line naming the problem.
@@ -36,6 +43,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"missing config file", []string{"--config", filepath.Join(dir, "nope.yaml")}, 2, "config file"},
 		{"bad config file", []string{"--config", badConfig}, 2, `invalid duration "never"`},
 		{"bad log level", []string{"--log-level", "chatty"}, 2, `logLevel "chatty"`},
+		{"bad log format", []string{"--log-format", "xml"}, 2, `logFormat "xml": must be text or json`},
 		{"canary deadline too short", []string{"--canary-interval", "10s", "--canary-deadline", "5s"}, 2, "canary.deadline 5s: must be longer than canary.interval 10s"},
 		{"kubeconfig without cluster", []string{"--kubeconfig", emptyKubeconfig}, 2, "--kubeconfig"},
 	} {
@@ -90,5 +98,46 @@ func TestHelpVersionAndCheck(t *testing.T) {
 				t.Errorf("%v: stdout lacks %q:\n%s", c.args, w, stdout.String())
 			}
 		}
+	}
+}
+
+// TestUnreachableAPIServer: with nothing listening at the API server's
+// address, the exporter logs at error level what it waits for and where,
+// and when stopped before the server ever answered says so in one line
+// (not "timed out waiting for the condition").
+func TestUnreachableAPIServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "https://" + ln.Addr().String()
+	ln.Close() // the address refuses connections from now on
+	var logs lockedBuffer
+	e, err := newExporter(options{
+		Config:         config.Config{ListenAddress: "127.0.0.1:0"},
+		InformerConfig: &rest.Config{Host: host},
+		Logger:         newLogger(&logs, "info", config.LogFormatJSON),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := e.resolve(ctx); done <- err }()
+	testenv.WaitFor(t, time.Minute, "the failure logged", func() (bool, error) {
+		return strings.Contains(logs.String(), "cannot reach the API server"), nil
+	})
+	cancel()
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "waiting for the API server at "+host+" to answer discovery") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %v: want one line naming the API server %s and what the exporter waited for", err, host)
+	}
+	var line struct{ Level, Msg, Server, Err string }
+	if err := json.Unmarshal([]byte(strings.SplitN(logs.String(), "\n", 2)[0]), &line); err != nil {
+		t.Fatalf("log %q: want JSON lines (--log-format json): %v", logs.String(), err)
+	}
+	if line.Level != "ERROR" || line.Server != host || !strings.Contains(line.Err, "connection refused") {
+		t.Errorf("log line %+v: want level ERROR, server %s and the connection error", line, host)
 	}
 }

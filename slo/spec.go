@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -44,6 +45,30 @@ const (
 
 // Severities lists the known severities.
 func Severities() []string { return []string{SeverityPage, SeverityTicket} }
+
+// Default values of the severity label: kube-prometheus-stack's and
+// kubernetes-mixin's, which their Alertmanager configs route and inhibit on.
+const (
+	DefaultSeverityPage   = "critical"
+	DefaultSeverityTicket = "warning"
+)
+
+// SeverityLabels are the values the alerts' severity label takes for each
+// of the two urgencies (SeverityPage, SeverityTicket), so that the alerts
+// route with the rest of an Alertmanager's.
+type SeverityLabels struct {
+	Page   string `json:"page,omitempty"`   // default DefaultSeverityPage
+	Ticket string `json:"ticket,omitempty"` // default DefaultSeverityTicket
+}
+
+// SeverityLabel returns the severity label value of an urgency
+// (SeverityPage or SeverityTicket) under s.Severities.
+func (s Spec) SeverityLabel(urgency string) string {
+	if urgency == SeverityPage {
+		return cmp.Or(s.Severities.Page, DefaultSeverityPage)
+	}
+	return cmp.Or(s.Severities.Ticket, DefaultSeverityTicket)
+}
 
 // SLO is one service-level objective, evaluated per resource.
 type SLO struct {
@@ -124,6 +149,14 @@ type Spec struct {
 	WindowScale float64 `json:"windowScale,omitempty"`
 	// Symptoms are the symptom alerts' thresholds.
 	Symptoms Symptoms `json:"symptoms,omitzero"`
+	// Severities are the severity label values of pages and tickets;
+	// default critical and warning.
+	Severities SeverityLabels `json:"severities,omitzero"`
+	// GrafanaURL is the base URL of the Grafana serving the dashboards
+	// (e.g. https://grafana.example.com); each alert's dashboard_url is it
+	// plus the path of the dashboard and resource the alert is about. Empty:
+	// the path alone.
+	GrafanaURL string `json:"grafanaURL,omitempty"`
 }
 
 // DefaultRunbookURLPrefix points at docs/runbooks.md in the repository.
@@ -248,6 +281,7 @@ func (s Spec) WithDefaults() Spec {
 	if s.Symptoms.RelistsPerHour == 0 {
 		s.Symptoms.RelistsPerHour = ds.RelistsPerHour
 	}
+	s.Severities = SeverityLabels{Page: s.SeverityLabel(SeverityPage), Ticket: s.SeverityLabel(SeverityTicket)}
 	return s
 }
 
@@ -301,6 +335,12 @@ func (s Spec) Validate() error {
 	}
 	if !(s.Symptoms.RelistsPerHour > 0) {
 		add("symptoms.relistsPerHour %v must be positive", s.Symptoms.RelistsPerHour)
+	}
+	if s.Severities.Page == s.Severities.Ticket {
+		add("severities: page and ticket are both %q, so no route can tell pages from tickets", s.Severities.Page)
+	}
+	if strings.ContainsAny(s.GrafanaURL, " \t\n\"{}") {
+		add("grafanaURL %q: want a URL such as https://grafana.example.com", s.GrafanaURL)
 	}
 
 	windowOK := func(field, w string) {

@@ -156,7 +156,7 @@ func install(ctx context.Context, c *cluster.Cluster, o options, logf func(strin
 	logf("helm install %s into namespace %s", o.release, o.namespace)
 	if err := chart.Install(chart.Options{
 		Release: o.release, Namespace: o.namespace, Kubeconfig: c.Kubeconfig, ValuesFiles: o.valuesFiles,
-		Values: map[string]any{"image": map[string]any{"repository": repo, "tag": tag}},
+		Values: map[string]any{"image": map[string]any{"registry": "", "repository": repo, "tag": tag}},
 	}); err != nil {
 		return "", err
 	}

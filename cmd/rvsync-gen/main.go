@@ -1,7 +1,8 @@
 // Command rvsync-gen writes the generated artifacts of rvsync-slo. Without
 // flags (`make generate`) it regenerates what the repository commits: the
-// chart's rule template (alerts.RenderHelmTemplate) and dashboards, and the
-// README's metric table; CI fails when they drift. With --spec it writes
+// chart's rule template (alerts.RenderHelmTemplate) and dashboards, the
+// chart's README (its values table from values.yaml) and the README's
+// metric table; CI fails when they drift. With --spec it writes
 // the rule file and dashboards of your own SLO spec into --out instead.
 package main
 
@@ -37,6 +38,9 @@ const (
 	rulesFile     = "rules/rvsync-slo.rules.yaml"
 	chartTemplate = "rules/rvsync-slo.rules.tpl.yaml"
 	dashboardsDir = "dashboards"
+	// dashboardTemplatesDir holds the dashboards as Helm templates
+	// (dashboards.RenderHelmTemplates), which the chart renders.
+	dashboardTemplatesDir = "dashboard-templates"
 )
 
 func run(args []string, stderr io.Writer) error {
@@ -45,6 +49,7 @@ func run(args []string, stderr io.Writer) error {
 	specFile := fs.String("spec", "", "YAML SLO spec (slo.Spec, JSON field names); writes its rule file and dashboards into --out instead of the chart's files")
 	out := fs.String("out", "charts/rvsync-slo/files", "directory receiving rules/ and dashboards/")
 	readmePath := fs.String("readme", "README.md", "README whose metric table (between the METRICS markers) is regenerated; empty to skip; ignored with --spec")
+	routingPath := fs.String("alertmanager", "docs/alertmanager.yaml", "Alertmanager routing of the default alerts (alerts.RenderRouting); empty to skip; ignored with --spec")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,6 +57,15 @@ func run(args []string, stderr io.Writer) error {
 		return fmt.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
 	}
 	if *specFile == "" {
+		if *routingPath != "" {
+			routing, err := alerts.RenderRouting(slo.DefaultSpec())
+			if err != nil {
+				return err
+			}
+			if err := write(*routingPath, routing); err != nil {
+				return err
+			}
+		}
 		return writeChart(*out, *readmePath)
 	}
 	b, err := os.ReadFile(*specFile)
@@ -72,7 +86,8 @@ func run(args []string, stderr io.Writer) error {
 	return writeDashboards(*out, spec)
 }
 
-// writeChart regenerates the chart's files and the README table.
+// writeChart regenerates the chart's files, its README (next to the files
+// directory out) and the README table.
 func writeChart(out, readmePath string) error {
 	tpl, err := alerts.RenderHelmTemplate()
 	if err != nil {
@@ -82,6 +97,19 @@ func writeChart(out, readmePath string) error {
 		return err
 	}
 	if err := writeDashboards(out, slo.DefaultSpec()); err != nil {
+		return err
+	}
+	templates, err := dashboards.RenderHelmTemplates()
+	if err != nil {
+		return err
+	}
+	for _, n := range slices.Sorted(maps.Keys(templates)) {
+		if err := write(filepath.Join(out, dashboardTemplatesDir, n), templates[n]); err != nil {
+			return err
+		}
+	}
+	chartDir := filepath.Dir(filepath.Clean(out))
+	if err := readme.UpdateChartReadme(filepath.Join(chartDir, "values.yaml"), filepath.Join(chartDir, "README.md")); err != nil {
 		return err
 	}
 	if readmePath == "" {

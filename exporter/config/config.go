@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,12 @@ const (
 	DefaultMaxResources   = 200
 	DefaultCanaryInterval = 10 * time.Second
 	DefaultCanaryDeadline = 60 * time.Second
+)
+
+// Log formats.
+const (
+	LogFormatText = "text" // slog's key=value lines
+	LogFormatJSON = "json" // one JSON object a line
 )
 
 // Duration is a time.Duration that reads and writes as a Go duration
@@ -142,6 +149,8 @@ type Config struct {
 	ProbeInterval Duration `json:"probeInterval,omitzero"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"logLevel,omitempty"`
+	// LogFormat is text (key=value) or json (one object a line).
+	LogFormat string `json:"logFormat,omitempty"`
 	// Resources to watch.
 	Resources []ResourceConfig `json:"resources,omitempty"`
 	// MaxResources refuses configurations watching more resources (label
@@ -182,6 +191,7 @@ func (c *Config) Defaults() {
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
 	}
+	c.LogFormat = cmp.Or(c.LogFormat, LogFormatText)
 	if c.MaxResources == 0 {
 		c.MaxResources = DefaultMaxResources
 	}
@@ -281,6 +291,9 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("logLevel %q: must be one of debug, info, warn, error", c.LogLevel))
 	}
+	if c.LogFormat != LogFormatText && c.LogFormat != LogFormatJSON {
+		errs = append(errs, fmt.Errorf("logFormat %q: must be %s or %s", c.LogFormat, LogFormatText, LogFormatJSON))
+	}
 	if c.MaxResources < 1 {
 		errs = append(errs, fmt.Errorf("maxResources %d: must be positive", c.MaxResources))
 	}
@@ -347,7 +360,7 @@ func LoadFile(path string) (Config, error) {
 		return c, fmt.Errorf("config file: %w", err)
 	}
 	if err := yaml.UnmarshalStrict(b, &c); err != nil {
-		return c, fmt.Errorf("config file %s: %w", path, err)
+		return c, fmt.Errorf("config file %s: %w", path, yamlError(b, err))
 	}
 	return c, nil
 }

@@ -54,8 +54,8 @@ func TestLoadFile(t *testing.T) {
 				t.Errorf("loaded %+v", c)
 			}
 		}},
-		{"unknown key", "probeIntervall: 2s\n", `unknown field "probeIntervall"`, nil},
-		{"unknown resource key", "resources:\n- name: pods\n  spaec: x\n", `unknown field "spaec"`, nil},
+		{"unknown key", "probeIntervall: 2s\n", `line 1, column 1: unknown key probeIntervall`, nil},
+		{"unknown resource key", "resources:\n- name: pods\n  spaec: x\n", `line 3, column 3: unknown key resources[0].spaec`, nil},
 		{"bad duration", "probeInterval: soon\n", `invalid duration "soon"`, nil},
 		{"wrong type", "maxResources: many\n", "maxResources", nil},
 		{"not yaml", "resources: [\n", "config file", nil},

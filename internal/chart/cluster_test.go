@@ -126,7 +126,7 @@ func testRBACSufficiency(t *testing.T, env *testenv.Env) {
 	a := applier(t, env)
 	const ns, release = "rvsync-rbac", "rbac"
 	watched := []string{"configmaps", "namespaces", "pods", "deployments.apps", "leases.coordination.k8s.io", "endpointslices.discovery.k8s.io"}
-	m := render(t, chart.Options{Release: release, Namespace: ns, Values: map[string]any{"resources": watched}})
+	m := render(t, chart.Options{Release: release, Namespace: ns, Values: map[string]any{"watchedResources": watched}})
 	core, _ := m.Split()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

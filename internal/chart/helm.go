@@ -44,6 +44,19 @@ func Scenarios() ([]string, error) {
 	return filepath.Glob(filepath.Join(dir, "ci", "*-values.yaml"))
 }
 
+// KubeVersion is the Kubernetes version `helm template` and `helm lint`
+// render for (helm's own default, v1.20, is below the chart's kubeVersion):
+// the test control plane's minor.
+const KubeVersion = "v1.37.0"
+
+// OperatorAPIs are the Prometheus Operator kinds a cluster with the
+// operator's CRDs serves, as `helm template --api-versions` takes them.
+var OperatorAPIs = []string{
+	"monitoring.coreos.com/v1/ServiceMonitor",
+	"monitoring.coreos.com/v1/PrometheusRule",
+	"monitoring.coreos.com/v1alpha1/AlertmanagerConfig",
+}
+
 // Options say how to render the chart.
 type Options struct {
 	Release   string // default "rvsync-slo"
@@ -55,6 +68,11 @@ type Options struct {
 	// Kubeconfig is the cluster that install, upgrade and uninstall act
 	// on; empty for template and lint, which then reach no cluster.
 	Kubeconfig string
+	// WithoutOperator renders `helm template` for a cluster without the
+	// Prometheus Operator's CRDs. Otherwise template assumes the cluster
+	// serves OperatorAPIs, as the tests' clusters do (install and upgrade
+	// ask the cluster itself).
+	WithoutOperator bool
 }
 
 // args returns the helm flags of o; a Values file is written to dir.
@@ -118,7 +136,7 @@ func Lint(o Options) error {
 	if err != nil {
 		return err
 	}
-	_, err = run(o, "lint", "--strict", dir)
+	_, err = run(o, "lint", "--strict", "--kube-version", KubeVersion, dir)
 	return err
 }
 
@@ -128,11 +146,22 @@ func Template(o Options) (Manifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := run(o, "template", cmpOr(o.Release, Name), dir)
+	out, err := template(dir, o)
 	if err != nil {
 		return nil, err
 	}
 	return Decode(out)
+}
+
+// template runs `helm template` of the chart in dir with o and extra flags.
+func template(dir string, o Options, flags ...string) ([]byte, error) {
+	args := []string{"template", cmpOr(o.Release, Name), dir, "--kube-version", KubeVersion}
+	if !o.WithoutOperator {
+		for _, v := range OperatorAPIs {
+			args = append(args, "--api-versions", v)
+		}
+	}
+	return run(o, append(args, flags...)...)
 }
 
 // Install runs `helm install` of the chart as release o.Release into
@@ -183,4 +212,46 @@ func Decode(stream []byte) (Manifests, error) {
 		}
 		out = append(out, &unstructured.Unstructured{Object: obj})
 	}
+}
+
+// Notes renders the chart's NOTES.txt as `helm install` would print it for
+// o, without a cluster: `helm template` skips NOTES.txt, so a copy of the
+// chart wraps it in a template of its own that helm renders as usual.
+func Notes(o Options) (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp("", "rvsync-notes-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	chartCopy := filepath.Join(tmp, Name)
+	if err := os.CopyFS(chartCopy, os.DirFS(dir)); err != nil {
+		return "", err
+	}
+	notes := filepath.Join(chartCopy, "templates", "NOTES.txt")
+	text, err := os.ReadFile(notes)
+	if err != nil {
+		return "", err
+	}
+	wrapped := "{{- define \"rvsync-test.notes\" }}" + string(text) + "{{- end }}\nnotes: {{ include \"rvsync-test.notes\" . | toJson }}\n"
+	if err := os.Remove(notes); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(chartCopy, "templates", "notes.yaml"), []byte(wrapped), 0o600); err != nil {
+		return "", err
+	}
+	out, err := template(chartCopy, o, "--show-only", "templates/notes.yaml")
+	if err != nil {
+		return "", err
+	}
+	var doc struct {
+		Notes string `json:"notes"`
+	}
+	if err := utilyaml.Unmarshal(out, &doc); err != nil {
+		return "", fmt.Errorf("rendered notes: %w", err)
+	}
+	return doc.Notes, nil
 }

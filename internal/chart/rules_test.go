@@ -55,6 +55,35 @@ func TestRulesFollowValues(t *testing.T) {
 		spec func(t *testing.T) slo.Spec
 	}{{
 		name: "defaults",
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			s.UpSelector = `job="rvsync-slo", namespace="default"` // the ServiceMonitor's targets
+			return s
+		},
+	}, {
+		name: "fullnameOverride and release namespace reach the up selector",
+		opts: chart.Options{Release: "mon", Namespace: "monitoring", Values: map[string]any{"fullnameOverride": "informer-slo"}},
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			s.UpSelector = `job="informer-slo", namespace="monitoring"`
+			return s
+		},
+	}, {
+		name: "severities and Grafana URL",
+		opts: chart.Options{Values: map[string]any{"slo": map[string]any{
+			"severities": map[string]any{"page": "P1", "ticket": "P3"},
+			"grafanaURL": "https://grafana.example.com/",
+		}}},
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			s.UpSelector = `job="rvsync-slo", namespace="default"`
+			s.Severities = slo.SeverityLabels{Page: "P1", Ticket: "P3"}
+			s.GrafanaURL = "https://grafana.example.com/"
+			return s
+		},
+	}, {
+		name: "without the operator the up selector is the job name pattern",
+		opts: chart.Options{WithoutOperator: true},
 		spec: func(*testing.T) slo.Spec { return slo.DefaultSpec() },
 	}, {
 		name: "custom-slo scenario",
@@ -62,6 +91,7 @@ func TestRulesFollowValues(t *testing.T) {
 		spec: func(t *testing.T) slo.Spec {
 			s := slo.DefaultSpec()
 			s.RunbookURLPrefix = "https://runbooks.example.com/rvsync/#"
+			s.UpSelector = `job="rvsync-slo", namespace="default"`
 			setSLO(t, &s, slo.ListLatency, 0.99, 1)
 			setSLO(t, &s, slo.CacheStaleness, 0.999, 15)
 			disable(&s, slo.RVLag, slo.CanaryDelivery) // canary.enabled=false drops its SLO
@@ -139,8 +169,8 @@ func TestRulesFollowValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(files) != 2 {
-				t.Fatalf("want the rules in a PrometheusRule and a ConfigMap, have %d files", len(files))
+			if want := 2 - btoi(opts.WithoutOperator); len(files) != want { // no PrometheusRule without the operator
+				t.Fatalf("want the rules in a PrometheusRule and a ConfigMap (without the operator: the ConfigMap), have %d files", len(files))
 			}
 			for name, got := range files {
 				gotNorm, err := chart.NormalRules(got)
@@ -153,6 +183,13 @@ func TestRulesFollowValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // merge returns a shallow union of two values maps; b wins.

@@ -33,10 +33,10 @@ func TestSchemaRejects(t *testing.T) {
 			[]string{"/slo/listLatency/thresholdSeconds", "value must be one of"}},
 		{"objective out of range", map[string]any{"slo": map[string]any{"rvLag": map[string]any{"objective": 99}}},
 			[]string{"/slo/rvLag/objective", "exclusiveMaximum: got 99, want 1"}},
-		{"wildcard resource", map[string]any{"resources": []any{"pods", "*"}},
-			[]string{"/resources/1"}},
-		{"resource with a version", map[string]any{"resources": []any{"apps/v1/deployments"}},
-			[]string{"/resources/0"}},
+		{"wildcard resource", map[string]any{"watchedResources": []any{"pods", "*"}},
+			[]string{"/watchedResources/1"}},
+		{"resource with a version", map[string]any{"watchedResources": []any{"apps/v1/deployments"}},
+			[]string{"/watchedResources/0"}},
 		{"bad cluster label", map[string]any{"cluster": map[string]any{"label": "k8s-cluster"}},
 			[]string{"/cluster/label", "does not match pattern"}},
 		{"bad duration", map[string]any{"canary": map[string]any{"interval": "10 seconds"}},
@@ -80,11 +80,11 @@ func TestSchemaRejects(t *testing.T) {
 		})
 	}
 	t.Run("secrets need rbac.allowSecrets", func(t *testing.T) {
-		_, err := chart.Template(chart.Options{Values: map[string]any{"resources": []any{"secrets"}}})
+		_, err := chart.Template(chart.Options{Values: map[string]any{"watchedResources": []any{"secrets"}}})
 		if err == nil || !strings.Contains(err.Error(), "rbac.allowSecrets") {
 			t.Fatalf("want a failure naming rbac.allowSecrets, got %v", err)
 		}
-		if _, err := chart.Template(chart.Options{Values: map[string]any{"resources": []any{"secrets"}, "rbac": map[string]any{"allowSecrets": true}}}); err != nil {
+		if _, err := chart.Template(chart.Options{Values: map[string]any{"watchedResources": []any{"secrets"}, "rbac": map[string]any{"allowSecrets": true}}}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	monv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -122,6 +123,8 @@ func TestLintAndTemplate(t *testing.T) {
 					err = chart.Into(u, &monv1.ServiceMonitor{})
 				case monv1.PrometheusRuleKind:
 					err = chart.Into(u, &monv1.PrometheusRule{})
+				case monv1alpha1.AlertmanagerConfigKind:
+					err = chart.Into(u, &monv1alpha1.AlertmanagerConfig{})
 				default:
 					t.Errorf("unexpected operator kind %s", u.GetKind())
 				}
@@ -135,6 +138,9 @@ func TestLintAndTemplate(t *testing.T) {
 			checkPod(t, m, cfg)
 			checkSelectors(t, m)
 			checkServiceMonitor(t, m, cfg)
+			if n := notes(t, sc.opts); !strings.Contains(n, "is installed as") {
+				t.Errorf("NOTES:\n%s", n)
+			}
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -215,4 +216,18 @@ func SkipShort(t testing.TB, needs string) {
 	if testing.Short() {
 		t.Skipf("needs %s; not run with -short", needs)
 	}
+}
+
+// Command returns the path of a command a test runs from a Debian package
+// (promtool from prometheus, amtool from prometheus-alertmanager): skipped
+// under -short like every real component, and a failure, not a skip, when
+// it is missing (`make deps` installs the packages).
+func Command(t testing.TB, name, debianPackage string) string {
+	t.Helper()
+	SkipShort(t, name)
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s not found: install the Debian package %s (make deps)", name, debianPackage)
+	}
+	return p
 }

@@ -247,7 +247,7 @@ func (c *Canary) Run(ctx context.Context) {
 func (c *Canary) beat(ctx context.Context) {
 	now := c.tracker.clock.Now()
 	if n := c.state.expire(now, c.opts.Deadline); n > 0 {
-		c.log.Info("canary writes not delivered within the deadline", "lost", n, "deadline", c.opts.Deadline)
+		warn(c.log, "canary writes not delivered within the deadline", "lost", n, "deadline", c.opts.Deadline)
 	}
 	// a write slower than the interval is a slow write, not a failed one:
 	// wait for it up to the deadline (the next beat waits too)

@@ -213,8 +213,15 @@ func (s *space) observe(src headSource, rvs string, err error, sent, recv time.T
 		s.backoff[src.id] = b
 		s.mu.Unlock()
 		s.metrics.HeadProbeErrors.WithLabelValues(src.resource, reasonOf(err)).Inc()
-		s.log.V(1).Info("head probe failed", "resource", src.resource, "err", err)
+		if b.failures == 1 { // once per run of failures; the metric counts each
+			warn(s.log, "head probe failed; retrying with backoff", "resource", src.resource, "reason", reasonOf(err), "err", err)
+		} else {
+			s.log.V(1).Info("head probe failed again", "resource", src.resource, "failures", b.failures, "err", err)
+		}
 		return false
+	}
+	if b, failed := s.backoff[src.id]; failed {
+		s.log.Info("head probe answers again", "resource", src.resource, "failures", b.failures)
 	}
 	delete(s.backoff, src.id)
 	if i := slices.IndexFunc(s.sources, func(x headSource) bool { return x.id == src.id }); i >= 0 {
@@ -253,7 +260,7 @@ func (s *space) record(src headSource, rvs string, sent, recv time.Time) {
 	}
 	verdict, foreign := s.settle(src, rv, sent, recv)
 	if foreign.resource != "" && s.split != nil {
-		s.log.Info("a resource answers the head probe from another etcd: it now has an RV space of its own (configure `space` for it to make this explicit)", "resource", foreign.resource)
+		warn(s.log, "a resource answers the head probe from another etcd: it now has an RV space of its own (configure `space` for it to make this explicit)", "resource", foreign.resource)
 		s.split(foreign.resource).addSource(foreign.resource, foreign.head)
 	}
 	switch verdict {
@@ -261,7 +268,7 @@ func (s *space) record(src headSource, rvs string, sent, recv time.Time) {
 		return
 	case sampleRegressed:
 		s.timeline.reset()
-		s.log.Info("head resource version went backwards (etcd restored?); history reset", "rv", rv)
+		warn(s.log, "head resource version went backwards (etcd restored?); history reset", "rv", rv)
 		for _, t := range s.trackerList() {
 			t.onRegression()
 		}
@@ -324,7 +331,7 @@ func (s *space) onHistoryLost(rv uint64) {
 	s.lostWrite = rv
 	s.mu.Unlock()
 	s.timeline.reset()
-	s.log.Info("a write landed below resource versions already seen: the store's history went back (etcd restored?); history reset")
+	warn(s.log, "a write landed below resource versions already seen: the store's history went back (etcd restored?); history reset")
 	for _, t := range s.trackerList() {
 		t.onHistoryLost()
 	}

@@ -66,50 +66,247 @@ ServiceAccount the exporter runs as, and that the RBAC bindings name.
 {{- end }}
 
 {{/*
-Exporter image: repository@digest when a digest is set, else repository:tag
-with the tag defaulting to the chart's appVersion.
+Exporter image: [registry/]repository@digest when a digest is set, else
+[registry/]repository:tag with the tag defaulting to the chart's appVersion.
+global.imageRegistry wins over image.registry, so a parent chart or a
+mirror moves every image at once.
 */}}
 {{- define "rvsync-slo.image" -}}
+{{- $registry := .Values.global.imageRegistry | default .Values.image.registry }}
+{{- $repo := .Values.image.repository }}
+{{- if $registry }}{{ $repo = printf "%s/%s" (trimSuffix "/" $registry) $repo }}{{ end }}
 {{- if .Values.image.digest }}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- printf "%s@%s" $repo .Values.image.digest }}
 {{- else }}
-{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- printf "%s:%s" $repo (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
 {{- end }}
 
 {{/*
-Name of a `resources` entry, which is a name or {name, space}.
+Image pull secrets: imagePullSecrets plus global.imagePullSecrets, whose
+entries may be {name: ...} or bare names (both forms circulate among
+prometheus-community and Bitnami parent charts), without duplicates.
+*/}}
+{{- define "rvsync-slo.imagePullSecrets" -}}
+{{- $names := list }}
+{{- range concat .Values.imagePullSecrets .Values.global.imagePullSecrets }}
+{{- if kindIs "string" . }}{{ $names = append $names . }}{{ else }}{{ $names = append $names .name }}{{ end }}
+{{- end }}
+{{- range $names | uniq }}
+- name: {{ . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Name of a watchedResources entry, which is a name or {name, space,
+convergence, observedGenerationPath}.
 */}}
 {{- define "rvsync-slo.resourceName" -}}
 {{- if kindIs "string" . }}{{ . }}{{ else }}{{ .name }}{{ end }}
 {{- end }}
 
 {{/*
-ClusterRole rules: list and watch on exactly the configured resources (plus
-configmaps when the canary is on), one
-rule per API group, without wildcards. Secrets need rbac.allowSecrets:
-listing them cannot be granted without their data.
+Every resource the exporter watches, as JSON {"names": [...]}: the watched
+resources, then the canary's when the canary is on and they are not watched
+already, as the exporter's config.Config.Defaults adds them.
 */}}
-{{- define "rvsync-slo.watchRules" -}}
-{{- $byGroup := dict }}
-{{- range .Values.resources }}
-{{- $name := include "rvsync-slo.resourceName" . }}
-{{- if and (eq $name "secrets") (not $.Values.rbac.allowSecrets) }}
-{{- fail "resources: watching secrets grants list/watch on Secrets, which RBAC cannot tell apart from reading their data; set rbac.allowSecrets=true to grant it knowingly" }}
-{{- end }}
-{{- $parts := splitn "." 2 $name }}
-{{- $group := $parts._1 | default "" }}
-{{- $_ := set $byGroup $group (append (get $byGroup $group | default list) $parts._0) }}
+{{- define "rvsync-slo.allResources" -}}
+{{- $names := list }}
+{{- range .Values.watchedResources }}
+{{- $names = append $names (include "rvsync-slo.resourceName" .) }}
 {{- end }}
 {{- if .Values.canary.enabled }}
-{{- /* the exporter watches its canary ConfigMaps through a cluster-wide informer, like every resource */}}
-{{- $_ := set $byGroup "" (append (get $byGroup "" | default list) "configmaps") }}
+{{- range .Values.canary.resources }}
+{{- if not (has . $names) }}{{ $names = append $names . }}{{ end }}
+{{- end }}
+{{- end }}
+{{- dict "names" $names | toJson }}
+{{- end }}
+
+{{/*
+RBAC rules granting verbs on resources (a list of plural.group names): one
+rule per API group, without wildcards.
+*/}}
+{{- define "rvsync-slo.rulesFor" -}}
+{{- $byGroup := dict }}
+{{- range .resources }}
+{{- $parts := splitn "." 2 . }}
+{{- $group := $parts._1 | default "" }}
+{{- $_ := set $byGroup $group (append (get $byGroup $group | default list) $parts._0) }}
 {{- end }}
 {{- range $group := keys $byGroup | sortAlpha }}
 - apiGroups: [{{ $group | quote }}]
   resources: {{ get $byGroup $group | uniq | sortAlpha | toJson }}
-  verbs: ["list", "watch"]
+  verbs: {{ $.verbs | toJson }}
 {{- end }}
+{{- end }}
+
+{{/*
+ClusterRole rules: list and watch on exactly the resources the exporter
+watches (rvsync-slo.allResources: the canary's are watched through
+cluster-wide informers, like every resource). Secrets need
+rbac.allowSecrets: listing them cannot be granted without their data.
+*/}}
+{{- define "rvsync-slo.watchRules" -}}
+{{- $names := (include "rvsync-slo.allResources" . | fromJson).names }}
+{{- if and (has "secrets" $names) (not .Values.rbac.allowSecrets) }}
+{{- fail "watchedResources: watching secrets grants list/watch on Secrets, which RBAC cannot tell apart from reading their data; set rbac.allowSecrets=true to grant it knowingly" }}
+{{- end }}
+{{- include "rvsync-slo.rulesFor" (dict "resources" $names "verbs" (list "list" "watch")) }}
+{{- end }}
+
+{{/*
+Go duration (e.g. 1m30s, 500ms) in seconds, as a string; the schema has
+checked the syntax. Templates have no duration parser, and the checks of
+rvsync-slo.validate compare durations as the exporter does.
+*/}}
+{{- define "rvsync-slo.seconds" -}}
+{{- $unit := dict "ns" 1e-9 "us" 1e-6 "µs" 1e-6 "ms" 1e-3 "s" 1.0 "m" 60.0 "h" 3600.0 }}
+{{- $total := 0.0 }}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" . -1 }}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" . }}
+{{- $total = addf $total (mulf ($num | float64) (get $unit (trimPrefix $num .))) }}
+{{- end }}
+{{- $total }}
+{{- end }}
+
+{{/*
+Refuses, at `helm template` and `helm install`, the values that would make
+the exporter exit 2 at start and the pod crash-loop: the exporter's own
+checks (exporter/config.Config.Validate), in its words, with the values'
+names for its settings.
+*/}}
+{{- define "rvsync-slo.validate" -}}
+{{- $seen := list }}
+{{- range $i, $r := .Values.watchedResources }}
+{{- $name := include "rvsync-slo.resourceName" $r }}
+{{- if has $name $seen }}
+{{- fail (printf "watchedResources[%d]: %q listed twice" $i $name) }}
+{{- end }}
+{{- $seen = append $seen $name }}
+{{- end }}
+{{- $all := (include "rvsync-slo.allResources" . | fromJson).names }}
+{{- $max := int .Values.exporter.maxResources }}
+{{- if gt (len $all) $max }}
+{{- fail (printf "watchedResources: %d configured, more than exporter.maxResources=%d (raise exporter.maxResources if the label cardinality is intended)" (len $all) $max) }}
+{{- end }}
+{{- if lt (include "rvsync-slo.seconds" .Values.exporter.probeInterval | float64) 0.1 }}
+{{- fail (printf "exporter.probeInterval %s: must be at least 100ms" .Values.exporter.probeInterval) }}
+{{- end }}
+{{- $c := .Values.canary }}
+{{- if $c.enabled }}
+{{- $interval := include "rvsync-slo.seconds" $c.interval | float64 }}
+{{- if lt $interval 0.1 }}
+{{- fail (printf "canary.interval %s: must be at least 100ms" $c.interval) }}
+{{- end }}
+{{- if le (include "rvsync-slo.seconds" $c.deadline | float64) $interval }}
+{{- fail (printf "canary.deadline %s: must be longer than canary.interval %s" $c.deadline $c.interval) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Whether the cluster serves an API kind, given as (list . "group/version"
+"Kind"): "true" or "". helm install and upgrade know the cluster's APIs;
+helm template knows those of --api-versions, where either form counts.
+*/}}
+{{- define "rvsync-slo.served" -}}
+{{- $v := index . 0 }}{{ $gv := index . 1 }}{{ $kind := index . 2 }}
+{{- if or ($v.Capabilities.APIVersions.Has (printf "%s/%s" $gv $kind)) ($v.Capabilities.APIVersions.Has $gv) }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the chart creates the ServiceMonitor: enabled, and the cluster
+serves the Prometheus Operator's kind. Without it, installing would fail.
+*/}}
+{{- define "rvsync-slo.serviceMonitor" -}}
+{{- if and .Values.serviceMonitor.enabled (include "rvsync-slo.served" (list . "monitoring.coreos.com/v1" "ServiceMonitor")) }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the chart creates the PrometheusRule (enabled and served).
+*/}}
+{{- define "rvsync-slo.prometheusRule" -}}
+{{- if and .Values.prometheusRule.enabled (include "rvsync-slo.served" (list . "monitoring.coreos.com/v1" "PrometheusRule")) }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the chart ships the rules ConfigMap: asked for, or in place of a
+PrometheusRule the cluster cannot take.
+*/}}
+{{- define "rvsync-slo.rulesConfigMap" -}}
+{{- if or .Values.rulesConfigMap.enabled (and .Values.prometheusRule.enabled (not (include "rvsync-slo.prometheusRule" .))) }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the chart creates the AlertmanagerConfig (enabled and served).
+*/}}
+{{- define "rvsync-slo.alertmanagerConfig" -}}
+{{- if and .Values.alertmanagerConfig.enabled (include "rvsync-slo.served" (list . "monitoring.coreos.com/v1alpha1" "AlertmanagerConfig")) }}true{{ end }}
+{{- end }}
+
+{{/*
+Labels by which a Prometheus or Alertmanager of the operator selects the
+ServiceMonitor, PrometheusRule or AlertmanagerConfig, given as (list .
+additionalLabels): `release: <releaseLabel>` (what kube-prometheus-stack
+selects by), then the object's additional labels. NOTES shows them.
+*/}}
+{{- define "rvsync-slo.selectionLabels" -}}
+{{- $v := index . 0 }}
+{{- $labels := dict }}
+{{- with $v.Values.releaseLabel }}{{ $_ := set $labels "release" . }}{{ end }}
+{{- $labels = merge (deepCopy (index . 1)) $labels }}
+{{- with $labels }}{{ toYaml . }}{{ end }}
+{{- end }}
+
+{{/*
+Labels of those objects: the chart's labels plus rvsync-slo.selectionLabels.
+*/}}
+{{- define "rvsync-slo.selectedLabels" -}}
+{{- include "rvsync-slo.labels" (index . 0) }}
+{{- with include "rvsync-slo.selectionLabels" . }}
+{{ . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The job label of the exporter's targets as the ServiceMonitor scrapes them:
+the value of the Service label serviceMonitor.jobLabel when set and present,
+else the Service name (the Prometheus Operator's rule).
+*/}}
+{{- define "rvsync-slo.job" -}}
+{{- $labels := include "rvsync-slo.labels" . | fromYaml }}
+{{- with .Values.serviceMonitor.jobLabel }}{{ get $labels . | default (include "rvsync-slo.fullname" $) }}{{ else }}{{ include "rvsync-slo.fullname" . }}{{ end }}
+{{- end }}
+
+{{/*
+Label matchers of the exporter's targets in `up`, for RvsyncExporterDown
+and RvsyncExporterAbsent: slo.upSelector, else slo.selector, else the job
+and namespace the chart's own ServiceMonitor gives its targets (so a
+fullnameOverride or a second release cannot leave RvsyncExporterAbsent
+firing forever or satisfied by another release), else any job named like
+rvsync.
+*/}}
+{{- define "rvsync-slo.upSelector" -}}
+{{- $s := .Values.slo }}
+{{- if $s.upSelector }}{{ $s.upSelector }}
+{{- else if $s.selector }}{{ $s.selector }}
+{{- else if include "rvsync-slo.serviceMonitor" . }}{{ printf "job=%q, namespace=%q" (include "rvsync-slo.job" .) .Release.Namespace }}
+{{- else }}job=~".*rvsync.*"
+{{- end }}
+{{- end }}
+
+{{/*
+Labels added to every alert: slo.extraLabels, plus namespace=<the
+AlertmanagerConfig's namespace> when the chart routes with an
+AlertmanagerConfig (the operator matches only alerts of its namespace).
+*/}}
+{{- define "rvsync-slo.alertLabels" -}}
+{{- $labels := deepCopy .Values.slo.extraLabels }}
+{{- if include "rvsync-slo.alertmanagerConfig" . }}
+{{- $_ := set $labels "namespace" (.Values.alertmanagerConfig.namespace | default .Release.Namespace) }}
+{{- end }}
+{{- with $labels }}{{ toYaml . }}{{ end }}
 {{- end }}
 
 {{/*
@@ -137,14 +334,16 @@ keys here must exist there).
 listenAddress: {{ printf ":%v" $e.port | quote }}
 probeInterval: {{ $e.probeInterval }}
 logLevel: {{ $e.logLevel }}
+logFormat: {{ $e.logFormat }}
 maxResources: {{ $e.maxResources }}
 resources:
-  {{- toYaml .Values.resources | nindent 2 }}
+  {{- toYaml .Values.watchedResources | nindent 2 }}
 canary:
   enabled: {{ .Values.canary.enabled }}
   interval: {{ .Values.canary.interval }}
   deadline: {{ .Values.canary.deadline }}
   namespace: {{ .Release.Namespace }}
+  resources: {{ .Values.canary.resources | toJson }}
 {{- if .Values.sharding.enabled }}
 # the StatefulSet's pod <fullname>-N is shard N of totalShards
 totalShards: {{ .Values.sharding.shards }}

@@ -18,9 +18,9 @@ metadata:
 spec:
   serviceAccountName: {{ include "rvsync-slo.serviceAccountName" . }}
   automountServiceAccountToken: true
-  {{- with .Values.imagePullSecrets }}
+  {{- with include "rvsync-slo.imagePullSecrets" . }}
   imagePullSecrets:
-    {{- toYaml . | nindent 4 }}
+    {{- . | nindent 4 }}
   {{- end }}
   {{- with .Values.priorityClassName }}
   priorityClassName: {{ . }}
@@ -74,7 +74,7 @@ spec:
         timeoutSeconds: 5
         failureThreshold: 3
       resources:
-        {{- toYaml .Values.exporter.resources | nindent 8 }}
+        {{- toYaml .Values.resources | nindent 8 }}
       securityContext:
         {{- toYaml .Values.securityContext | nindent 8 }}
       volumeMounts:

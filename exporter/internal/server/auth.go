@@ -69,7 +69,7 @@ func (a *scrapeAuth) decide(ctx context.Context, token, path string) int {
 	}
 	status, err := a.review(ctx, token, path)
 	if err != nil {
-		a.log.Info("cannot review a scrape's token; refusing it", "err", err)
+		a.log.Error(err, "cannot review a scrape's token (TokenReview or SubjectAccessReview failed); refusing the scrape with 500")
 		return http.StatusInternalServerError // not cached: the API server may be back soon
 	}
 	a.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -91,23 +90,28 @@ func newMux(gatherer prometheus.Gatherer, ready *atomic.Bool, guard func(http.Ha
 }
 
 // secureServing returns the TLS configuration and the /metrics guard of
-// secure serving: TLS with the key pair in certDir (tls.crt, tls.key) or a
-// self-signed one, and scrapeAuth, which authenticates each scrape's bearer
+// secure serving: TLS with the key pair in certDir (tls.crt, tls.key,
+// reloaded when renewed, see certFiles) or a self-signed one, and scrapeAuth, which authenticates each scrape's bearer
 // token with a TokenReview and authorizes `get` on the non-resource URL
 // /metrics with a SubjectAccessReview.
 func secureServing(c *rest.Config, certDir string, log logr.Logger) (*tls.Config, func(http.Handler) (http.Handler, error), error) {
-	var cert tls.Certificate
-	var err error
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if certDir != "" {
-		cert, err = tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"))
-	} else {
-		var certPEM, keyPEM []byte
-		if certPEM, keyPEM, err = certutil.GenerateSelfSignedCertKey("rvsync-exporter", nil, []string{"localhost"}); err == nil {
-			cert, err = tls.X509KeyPair(certPEM, keyPEM)
+		files, err := loadCertFiles(certDir, log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics TLS certificate: %w", err)
 		}
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("metrics TLS certificate: %w", err)
+		tlsConfig.GetCertificate = files.GetCertificate
+	} else {
+		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("rvsync-exporter", nil, []string{"localhost"})
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics TLS certificate: %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics TLS certificate: %w", err)
+		}
+		tlsConfig.Certificates = []tls.Certificate{cert}
 	}
 	client, err := kubernetes.NewForConfig(c)
 	if err != nil {
@@ -115,5 +119,5 @@ func secureServing(c *rest.Config, certDir string, log logr.Logger) (*tls.Config
 	}
 	auth := newScrapeAuth(client, log)
 	guard := func(h http.Handler) (http.Handler, error) { return auth.wrap(h), nil }
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, guard, nil
+	return tlsConfig, guard, nil
 }

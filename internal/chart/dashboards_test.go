@@ -1,0 +1,91 @@
+package chart_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rvsync-slo/rvsync-slo/dashboards"
+	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/slo"
+)
+
+// TestDashboardsFollowValues: the dashboards the chart ships are exactly
+// the dashboards package's for the spec the values describe: the cluster
+// label, the selector, every SLO's threshold and objective and the stall
+// settings reach the threshold lines, the queries and the texts, as they
+// reach the rules.
+func TestDashboardsFollowValues(t *testing.T) {
+	testenv.SkipShort(t, "helm")
+	tests := []struct {
+		name   string
+		values map[string]any
+		spec   func(t *testing.T) slo.Spec
+	}{{
+		name: "defaults",
+		spec: func(*testing.T) slo.Spec { return slo.DefaultSpec() },
+	}, {
+		name: "cluster label, selector, thresholds, objectives, stall",
+		values: map[string]any{
+			"cluster": map[string]any{"label": "k8s_cluster"},
+			"slo": map[string]any{
+				"selector":       `job="rvsync-slo", namespace="monitoring"`,
+				"listLatency":    map[string]any{"objective": 0.99, "thresholdSeconds": 1},
+				"canaryDelivery": map[string]any{"objective": 0.9, "thresholdSeconds": 2.5},
+				"cacheStaleness": map[string]any{"objective": 0.999, "thresholdSeconds": 15},
+				"rvLag":          map[string]any{"objective": 0.95, "thresholdRevisions": 1000},
+				"symptoms":       map[string]any{"stalledAfterSeconds": 600, "stalledFor": "3m"},
+			},
+		},
+		spec: func(t *testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			s.ClusterLabel, s.Selector = "k8s_cluster", `job="rvsync-slo", namespace="monitoring"`
+			setSLO(t, &s, slo.ListLatency, 0.99, 1)
+			setSLO(t, &s, slo.CanaryDelivery, 0.9, 2.5)
+			setSLO(t, &s, slo.CacheStaleness, 0.999, 15)
+			setSLO(t, &s, slo.RVLag, 0.95, 1000)
+			s.Symptoms.StalledAfterSeconds, s.Symptoms.StalledFor = 600, "3m"
+			return s
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := dashboards.Render(dashboards.Config{Spec: tt.spec(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, u := range render(t, chart.Options{Values: tt.values}).OfKind("ConfigMap") {
+				var cm corev1.ConfigMap
+				if err := chart.Into(u, &cm); err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range cm.Data {
+					if _, ok := want[k]; ok {
+						got[k] = v
+					}
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("the chart ships dashboards %v, want %d", keys(got), len(want))
+			}
+			for name, w := range want {
+				var g, wv any
+				if err := json.Unmarshal([]byte(got[name]), &g); err != nil {
+					t.Fatalf("%s: the chart's dashboard is not JSON: %v", name, err)
+				}
+				if err := json.Unmarshal(w, &wv); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(g, wv) {
+					gb, _ := json.MarshalIndent(g, "", " ")
+					wb, _ := json.MarshalIndent(wv, "", " ")
+					t.Errorf("%s differs from dashboards.Render of the equivalent spec: %s", name, firstDiff(string(gb), string(wb)))
+				}
+			}
+		})
+	}
+}
