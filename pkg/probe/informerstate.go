@@ -70,6 +70,13 @@ type informerState struct {
 
 	freshenedAt time.Time // latest freshness read sent
 	freshening  bool
+
+	// storeRV is the informer store's LastStoreSyncResourceVersion, once
+	// observed: deltas then count from when the store applied them, and
+	// wait in queue until it has. nil: they count on receipt (no store to
+	// watch, or one whose notifications the queue cannot match).
+	storeRV func() string
+	queue   storeQueue
 }
 
 // proofPeak is the staleness reached right before a bookmark proved
@@ -111,15 +118,16 @@ func (s *informerState) silentLocked(now time.Time) bool {
 }
 
 // observeEvent records a watch event (or, with isEvent false, a bookmark)
-// for obj, delivered now.
-func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
+// for obj, received on the wire now. It reports whether the delta waits in
+// the store queue (see storeQueue); otherwise it counted at once.
+func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent bool) (queued bool) {
 	t := s.t
 	rv, ok := parseRV(obj.GetResourceVersion())
 	if !ok {
 		s.markOpaque()
-		return
+		return false
 	}
-	sp := t.currentSpace()
+	canary := isEvent && t.isCanary(obj)
 	s.mu.Lock()
 	s.lastDelivery = now
 	if !isEvent {
@@ -129,6 +137,28 @@ func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent b
 		}
 		s.bookmarkRef = now
 	}
+	if s.storeRV != nil {
+		d := pendingDelta{at: now, rv: rv, n: 1, kind: deltaBookmark}
+		if isEvent {
+			d.kind, d.key, d.canary = deltaEvent, keyHash(obj.GetNamespace(), obj.GetName()), canary
+		}
+		s.queue.push(d)
+		s.mu.Unlock()
+		return true
+	}
+	s.mu.Unlock()
+	s.applyEvent(rv, isEvent, canary, now)
+	return false
+}
+
+// applyEvent counts a watch event (or, with isEvent false, a bookmark) at
+// rv that the informer's store holds since now: it moves the informer's RV
+// and freshness, and records the event's delivery lag and, for the canary
+// object, its delivery.
+func (s *informerState) applyEvent(rv uint64, isEvent, canary bool, now time.Time) {
+	t := s.t
+	sp := t.currentSpace()
+	s.mu.Lock()
 	if rv > s.rv {
 		s.rv, s.rvAt, s.freshAtRV = rv, now, s.fresh
 		s.refreshFreshLocked(sp, now, !isEvent)
@@ -148,8 +178,69 @@ func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent b
 	}
 	s.mu.Unlock()
 	if isEvent {
-		t.observeDelivery(s, sp, obj, rv, now)
+		t.observeDelivery(s, sp, canary, rv, now)
 	}
+}
+
+// stored is called with the object of each handler notification of the
+// informer: the store has applied it, and, in order, every delta received
+// before it.
+func (s *informerState) stored(obj any) {
+	rv, key, ok := storedIdentity(obj)
+	if !ok {
+		// a transform that keeps neither metadata nor a key: the queue
+		// cannot tell when the store applies a delta, so deltas count on
+		// receipt from now on rather than pile up unmatched
+		s.mu.Lock()
+		s.storeRV = nil
+		s.mu.Unlock()
+	}
+	s.drain(rv, key, s.t.clock.Now())
+}
+
+// drain counts the queued deltas that the store has applied by now: the
+// ones that a notification of the object at rv with key hash key (0: none)
+// proves applied, and those up to the store's own resource version.
+func (s *informerState) drain(rv, key uint64, now time.Time) {
+	s.mu.Lock()
+	storeRV, empty := s.storeRV, s.queue.n == 0
+	s.mu.Unlock()
+	if empty {
+		return
+	}
+	loose := false
+	if storeRV != nil {
+		srv, ok := parseRV(storeRV())
+		rv, loose = max(rv, srv), !ok
+	}
+	var out [storeQueueCap]pendingDelta
+	s.mu.Lock()
+	var k int
+	if s.storeRV == nil {
+		k = s.queue.popAll(&out)
+	} else {
+		k = s.queue.popApplied(rv, key, loose && key == 0, &out)
+	}
+	s.mu.Unlock()
+	for _, d := range out[:k] {
+		s.t.storeLag.Observe(max(0, now.Sub(d.at).Seconds()))
+		switch d.kind {
+		case deltaEvent:
+			s.applyEvent(d.rv, true, d.canary, now)
+		case deltaBookmark:
+			s.applyEvent(d.rv, false, false, now)
+		case deltaList:
+			s.applyList(d.rv, d.proof, now)
+		}
+	}
+}
+
+// unqueueLast takes back the newest queued delta: its watch stopped before
+// the reflector took it.
+func (s *informerState) unqueueLast() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue.dropLast()
 }
 
 // refreshFreshLocked moves fresh forward to the latest probe whose head the
@@ -217,6 +308,7 @@ const aheadAfter = 2
 // onProbe updates freshness after the space's head probe, sent at sent, saw
 // head.
 func (s *informerState) onProbe(sp *space, head uint64, sent, now time.Time) {
+	s.drain(0, 0, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opaque || s.rv == 0 {
@@ -322,9 +414,9 @@ func (s *informerState) startList(now time.Time, rvAny bool) {
 }
 
 // endList is called when a List's last page or a watch-list's
-// initial-events-end bookmark arrives with the list's RV.
+// initial-events-end bookmark arrives with the list's RV; the list counts
+// once the store holds it (see applyList).
 func (s *informerState) endList(rvs string, now time.Time) {
-	t := s.t
 	rv, ok := parseRV(rvs)
 	if !ok {
 		s.markOpaque()
@@ -333,9 +425,28 @@ func (s *informerState) endList(rvs string, now time.Time) {
 		s.mu.Unlock()
 		return
 	}
-	sp := t.currentSpace()
 	s.mu.Lock()
 	s.listing, s.lastDelivery, s.bookmarkRef = false, now, now
+	var proof time.Time
+	if !s.attemptRVAny {
+		// a consistent read (RV "") holds everything committed before it began
+		proof = s.attemptStart
+	}
+	if s.storeRV != nil && !s.opaque {
+		s.queue.push(pendingDelta{at: now, proof: proof, rv: rv, n: 1, kind: deltaList})
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.applyList(rv, proof, now)
+}
+
+// applyList counts a list at rv that the store holds since now; proof,
+// when not zero, is when the list, a consistent read, began.
+func (s *informerState) applyList(rv uint64, proof, now time.Time) {
+	t := s.t
+	sp := t.currentSpace()
+	s.mu.Lock()
 	if s.opaque {
 		s.mu.Unlock()
 		return
@@ -346,9 +457,8 @@ func (s *informerState) endList(rvs string, now time.Time) {
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
 	s.rv, s.rvAt, s.ahead, s.aheadW, s.anyProof, s.freshAtRV = rv, now, 0, 0, false, s.fresh
-	if !s.attemptRVAny {
-		// a consistent read (RV "") holds everything committed before it began
-		s.proveLocked(s.attemptStart, now, false)
+	if !proof.IsZero() {
+		s.proveLocked(proof, now, false)
 	}
 	s.refreshFreshLocked(sp, now, false)
 	s.mu.Unlock()
@@ -428,12 +538,19 @@ type informerSnapshot struct {
 	proofPeriod             time.Duration
 	proofKnown, headUnknown bool
 	stopped                 bool
+	queueDepth              int           // deltas received on the wire, not yet in the store
+	queueOldest             time.Duration // how long the oldest of them has waited
 }
 
 func (s *informerState) snapshot(sp *space, now time.Time) informerSnapshot {
+	s.drain(0, 0, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := informerSnapshot{objects: int(s.objects.Load()), opaque: s.opaque, bookmarkPeriod: s.bookmarkPeriodLocked()}
+	out.queueDepth = s.queue.depth
+	if at, ok := s.queue.oldest(); ok {
+		out.queueOldest = max(0, now.Sub(at))
+	}
 	if s.synced != nil {
 		out.synced = s.synced()
 	}

@@ -129,10 +129,13 @@ func (w *instrumentedWatch) run() {
 				}
 				return
 			}
-			w.observe(ev)
+			queued := w.observe(ev)
 			select {
 			case w.out <- ev:
 			case <-w.done:
+				if queued {
+					w.state.unqueueLast()
+				}
 				return
 			}
 		case <-w.done:
@@ -149,7 +152,9 @@ func (w *instrumentedWatch) failStream(err error) {
 	w.state.failList(err)
 }
 
-func (w *instrumentedWatch) observe(ev watch.Event) {
+// observe records ev as it passes and reports whether it waits in the
+// store queue.
+func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 	s := w.state
 	now := s.t.clock.Now()
 	switch ev.Type {
@@ -157,13 +162,13 @@ func (w *instrumentedWatch) observe(ev watch.Event) {
 		err := errorFromEvent(ev)
 		if w.initial {
 			w.failStream(err)
-			return
+			return false
 		}
 		s.failWatch(err)
 	case watch.Bookmark:
 		obj, ok := ev.Object.(metav1.Object)
 		if !ok {
-			return
+			return false
 		}
 		if w.initial {
 			if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
@@ -172,15 +177,16 @@ func (w *instrumentedWatch) observe(ev watch.Event) {
 				s.watchOpened(now) // the stream goes on as the watch
 				s.endList(obj.GetResourceVersion(), now)
 			}
-			return
+			return false
 		}
-		s.observeEvent(obj, now, false)
+		return s.observeEvent(obj, now, false)
 	case watch.Added, watch.Modified, watch.Deleted:
 		if w.initial {
-			return // part of the initial state, not a delivery
+			return false // part of the initial state, not a delivery
 		}
 		if obj, ok := ev.Object.(metav1.Object); ok {
-			s.observeEvent(obj, now, true)
+			return s.observeEvent(obj, now, true)
 		}
 	}
+	return false
 }

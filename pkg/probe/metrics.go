@@ -16,6 +16,7 @@ type metrics struct {
 	ListDuration          *prometheus.HistogramVec
 	CanaryDeliveryLatency *prometheus.HistogramVec
 	GenerationConvergence *prometheus.HistogramVec
+	StoreLag              *prometheus.HistogramVec
 
 	DeliveryUnbounded *prometheus.CounterVec
 	Relists           *prometheus.CounterVec
@@ -36,6 +37,7 @@ func newMetrics() *metrics {
 		ListDuration:          newHistogramVec(catalog.ListDuration),
 		CanaryDeliveryLatency: newHistogramVec(catalog.CanaryDeliveryLatency),
 		GenerationConvergence: newHistogramVec(catalog.GenerationConvergence),
+		StoreLag:              newHistogramVec(catalog.StoreLag),
 		DeliveryUnbounded:     newCounterVec(catalog.EventDeliveryUnbounded),
 		Relists:               newCounterVec(catalog.Relists),
 		ListErrors:            newCounterVec(catalog.ListErrors),
@@ -55,7 +57,7 @@ func (m *metrics) register(reg prometheus.Registerer, snaps func() []snapshot) e
 	cs := []prometheus.Collector{
 		m.EventDeliveryLag, m.ListDuration, m.CanaryDeliveryLatency, m.GenerationConvergence,
 		m.DeliveryUnbounded, m.Relists, m.ListErrors, m.WatchStarts, m.WatchErrors, m.Regressions, m.HeadProbeErrors,
-		m.TimelineDropped, m.CanaryWrites, m.CanaryLost,
+		m.TimelineDropped, m.CanaryWrites, m.CanaryLost, m.StoreLag,
 		&gaugeCollector{snapshots: snaps},
 	}
 	var errs []error
