@@ -75,8 +75,9 @@ type informerState struct {
 	// observed: deltas then count from when the store applied them, and
 	// wait in queue until it has. nil: they count on receipt (no store to
 	// watch, or one whose notifications the queue cannot match).
-	storeRV func() string
-	queue   storeQueue
+	storeRV  func() string
+	queue    storeQueue
+	draining bool // a kick is under way
 }
 
 // proofPeak is the staleness reached right before a bookmark proved
@@ -198,31 +199,38 @@ func (s *informerState) stored(obj any) {
 	s.drain(rv, key, s.t.clock.Now())
 }
 
-// drain counts the queued deltas that the store has applied by now: the
-// ones that a notification of the object at rv with key hash key (0: none)
-// proves applied, and those up to the store's own resource version.
+// drain counts the queued deltas that a notification of the object at rv
+// (0: unknown) with key hash key (0: none) proves the store has applied,
+// and, when bookmarks or list ends wait at the head of the queue, those up
+// to the store's own resource version. It may wait for the store's lock:
+// call it from the informer's handler goroutine, or through kick.
 func (s *informerState) drain(rv, key uint64, now time.Time) {
-	s.mu.Lock()
-	storeRV, empty := s.storeRV, s.queue.n == 0
-	s.mu.Unlock()
-	if empty {
-		return
-	}
-	loose := false
-	if storeRV != nil {
-		srv, ok := parseRV(storeRV())
-		rv, loose = max(rv, srv), !ok
-	}
 	var out [storeQueueCap]pendingDelta
 	s.mu.Lock()
+	storeRV := s.storeRV
 	var k int
-	if s.storeRV == nil {
+	if storeRV == nil {
 		k = s.queue.popAll(&out)
 	} else {
-		k = s.queue.popApplied(rv, key, loose && key == 0, &out)
+		k = s.queue.popApplied(rv, key, false, &out)
 	}
+	waiting := s.queue.n > 0 && s.queue.ring[s.queue.head].kind != deltaEvent
 	s.mu.Unlock()
-	for _, d := range out[:k] {
+	s.apply(out[:k], now)
+	if storeRV == nil || !waiting {
+		return
+	}
+	// bookmarks and list ends notify no handler: the store's RV tells
+	srv, ok := parseRV(storeRV())
+	s.mu.Lock()
+	k = s.queue.popApplied(srv, 0, !ok, &out)
+	s.mu.Unlock()
+	s.apply(out[:k], now)
+}
+
+// apply counts deltas the store holds since now, oldest first.
+func (s *informerState) apply(ds []pendingDelta, now time.Time) {
+	for _, d := range ds {
 		s.t.storeLag.Observe(max(0, now.Sub(d.at).Seconds()))
 		switch d.kind {
 		case deltaEvent:
@@ -233,6 +241,25 @@ func (s *informerState) drain(rv, key uint64, now time.Time) {
 			s.applyList(d.rv, d.proof, now)
 		}
 	}
+}
+
+// kick drains, in a goroutine of its own, the deltas the store applied
+// without notifying a handler (bookmarks, list ends): the store's lock may
+// be held by a slow indexer, and neither a scrape nor a probe waits for it.
+func (s *informerState) kick() {
+	s.mu.Lock()
+	idle := !s.draining && s.queue.n > 0
+	s.draining = s.draining || idle
+	s.mu.Unlock()
+	if !idle {
+		return
+	}
+	go func() {
+		s.drain(0, 0, s.t.clock.Now())
+		s.mu.Lock()
+		s.draining = false
+		s.mu.Unlock()
+	}()
 }
 
 // unqueueLast takes back the newest queued delta: its watch stopped before
@@ -308,7 +335,7 @@ const aheadAfter = 2
 // onProbe updates freshness after the space's head probe, sent at sent, saw
 // head.
 func (s *informerState) onProbe(sp *space, head uint64, sent, now time.Time) {
-	s.drain(0, 0, now)
+	s.kick()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opaque || s.rv == 0 {
@@ -543,7 +570,7 @@ type informerSnapshot struct {
 }
 
 func (s *informerState) snapshot(sp *space, now time.Time) informerSnapshot {
-	s.drain(0, 0, now)
+	s.kick()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := informerSnapshot{objects: int(s.objects.Load()), opaque: s.opaque, bookmarkPeriod: s.bookmarkPeriodLocked()}

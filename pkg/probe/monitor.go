@@ -324,10 +324,9 @@ func (m *Monitor) Start(ctx context.Context) error {
 // notification (bookmarks, list ends) once a second, so that a quiet
 // resource's bookmark proves freshness without waiting for a scrape.
 func (m *Monitor) drainStores() {
-	now := m.opts.Clock.Now()
 	for _, t := range m.trackerList() {
 		for _, s := range t.informerList() {
-			s.drain(0, 0, now)
+			s.kick()
 		}
 	}
 }
