@@ -51,6 +51,8 @@ const (
 	sentinelErrorsFor  = "9h9m"
 	sentinelStalledSec = 6666
 	sentinelRelists    = 5555
+	sentinelQueueDepth = 4444
+	sentinelBackpress  = "6h6m"
 )
 
 // sentinelSpec is slo.DefaultSpec with a sentinel wherever the chart's
@@ -67,6 +69,8 @@ func sentinelSpec() slo.Spec {
 	s.Symptoms.ErrorsFor = sentinelErrorsFor
 	s.Symptoms.StalledAfterSeconds = sentinelStalledSec
 	s.Symptoms.RelistsPerHour = sentinelRelists
+	s.Symptoms.QueueDepthLimit = sentinelQueueDepth
+	s.Symptoms.BackpressureFor = sentinelBackpress
 	for i, o := range s.SLOs {
 		for _, c := range HelmSLOs {
 			if c.Name == o.Name {
@@ -211,6 +215,8 @@ func replacements() []replacement {
 		{sentinel: sentinelErrorsFor, action: "{{ $s.symptoms.errorsFor }}", bounded: word},
 		{sentinel: promql.Num(sentinelStalledSec), action: "{{ $s.symptoms.stalledAfterSeconds }}", bounded: number},
 		{sentinel: promql.Num(sentinelRelists), action: "{{ $s.symptoms.relistsPerHour }}", bounded: number},
+		{sentinel: sentinelBackpress, action: "{{ $s.symptoms.backpressureFor }}", bounded: word},
+		{sentinel: promql.Num(sentinelQueueDepth), action: "{{ $s.symptoms.queueDepthLimit }}", bounded: number},
 	}
 	for _, c := range HelmSLOs {
 		v := "$s." + c.Key
