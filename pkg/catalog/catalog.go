@@ -322,7 +322,7 @@ var (
 	}
 	StoreQueueDepth = Metric{
 		Name:   "rvsync_informer_queue_depth",
-		Help:   "Deltas (watch events, bookmarks, list ends) the resource's informer received on the wire and has not yet applied to its store, for its worst informer: the backlog in the informer's queue (slow transform or indexers, CPU starvation). Its readers cannot see them yet; freshness and canary delivery count only what the store holds.",
+		Help:   "Deltas (watch events, bookmarks, list ends) the resource's informer received on the wire and has not yet applied to its store, for its worst informer: the backlog in the informer's queue (slow indexers, CPU starvation, a blocking processor). Its readers cannot see them yet; freshness and canary delivery count only what the store holds.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "deltas",
