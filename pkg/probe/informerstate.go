@@ -243,22 +243,58 @@ func (s *informerState) apply(ds []pendingDelta, now time.Time) {
 	}
 }
 
+// settle counts a bookmark or list end just handed to the reflector as soon
+// as the store holds it: it polls the store's resource version for a
+// little while (1 ms, doubling to 128 ms), in a goroutine of its own, so a
+// quiet resource's bookmark proves freshness at once rather than at the
+// next second's kick.
+func (s *informerState) settle() {
+	if !s.startDraining() {
+		return
+	}
+	go func() {
+		defer s.stopDraining()
+		for d := time.Millisecond; d <= 128*time.Millisecond; d *= 2 {
+			time.Sleep(d)
+			s.drain(0, 0, s.t.clock.Now())
+			s.mu.Lock()
+			done := s.queue.n == 0 || s.queue.ring[s.queue.head].kind == deltaEvent
+			s.mu.Unlock()
+			if done {
+				return
+			}
+		}
+	}()
+}
+
+// startDraining reports whether a drain goroutine may start: deltas wait
+// and no other drain goroutine runs.
+func (s *informerState) startDraining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining || s.queue.n == 0 {
+		return false
+	}
+	s.draining = true
+	return true
+}
+
+func (s *informerState) stopDraining() {
+	s.mu.Lock()
+	s.draining = false
+	s.mu.Unlock()
+}
+
 // kick drains, in a goroutine of its own, the deltas the store applied
 // without notifying a handler (bookmarks, list ends): the store's lock may
 // be held by a slow indexer, and neither a scrape nor a probe waits for it.
 func (s *informerState) kick() {
-	s.mu.Lock()
-	idle := !s.draining && s.queue.n > 0
-	s.draining = s.draining || idle
-	s.mu.Unlock()
-	if !idle {
+	if !s.startDraining() {
 		return
 	}
 	go func() {
+		defer s.stopDraining()
 		s.drain(0, 0, s.t.clock.Now())
-		s.mu.Lock()
-		s.draining = false
-		s.mu.Unlock()
 	}()
 }
 
@@ -442,15 +478,16 @@ func (s *informerState) startList(now time.Time, rvAny bool) {
 
 // endList is called when a List's last page or a watch-list's
 // initial-events-end bookmark arrives with the list's RV; the list counts
-// once the store holds it (see applyList).
-func (s *informerState) endList(rvs string, now time.Time) {
+// once the store holds it (see applyList). It reports whether the list end
+// waits in the store queue.
+func (s *informerState) endList(rvs string, now time.Time) (queued bool) {
 	rv, ok := parseRV(rvs)
 	if !ok {
 		s.markOpaque()
 		s.mu.Lock()
 		s.listing = false
 		s.mu.Unlock()
-		return
+		return false
 	}
 	s.mu.Lock()
 	s.listing, s.lastDelivery, s.bookmarkRef = false, now, now
@@ -462,10 +499,11 @@ func (s *informerState) endList(rvs string, now time.Time) {
 	if s.storeRV != nil && !s.opaque {
 		s.queue.push(pendingDelta{at: now, proof: proof, rv: rv, n: 1, kind: deltaList})
 		s.mu.Unlock()
-		return
+		return true
 	}
 	s.mu.Unlock()
 	s.applyList(rv, proof, now)
+	return false
 }
 
 // applyList counts a list at rv that the store holds since now; proof,

@@ -63,7 +63,9 @@ func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 	}
 	s.t.observeList(catalog.KindList, catalog.ResultSuccess, now.Sub(start))
 	if list, lerr := meta.ListAccessor(obj); lerr == nil && list.GetContinue() == "" {
-		s.endList(list.GetResourceVersion(), now)
+		if s.endList(list.GetResourceVersion(), now) {
+			defer s.settle() // the reflector replaces its store with the list next
+		}
 	}
 	return obj, nil
 }
@@ -132,6 +134,9 @@ func (w *instrumentedWatch) run() {
 			queued := w.observe(ev)
 			select {
 			case w.out <- ev:
+				if queued && ev.Type == watch.Bookmark {
+					w.state.settle() // no handler hears of a bookmark
+				}
 			case <-w.done:
 				if queued {
 					w.state.unqueueLast()
@@ -175,7 +180,7 @@ func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 				w.initial = false
 				s.t.observeList(catalog.KindWatchList, catalog.ResultSuccess, now.Sub(w.start))
 				s.watchOpened(now) // the stream goes on as the watch
-				s.endList(obj.GetResourceVersion(), now)
+				return s.endList(obj.GetResourceVersion(), now)
 			}
 			return false
 		}
