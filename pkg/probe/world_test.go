@@ -37,9 +37,9 @@ type world struct {
 
 	inner        *scriptedLW
 	lw           cache.ListerWatcherWithContext
-	watchTimeout time.Duration // the timeout the informer's watches ask for; 0: none
-	send  chan watch.Event // events of the open watch, observed before the next one is sent
-	fwd   chan struct{}
+	watchTimeout time.Duration    // the timeout the informer's watches ask for; 0: none
+	send         chan watch.Event // events of the open watch, observed before the next one is sent
+	fwd          chan struct{}
 }
 
 const probeEvery = 5 * time.Second
