@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -322,9 +321,4 @@ func (s *stack) waitFresh(t *testing.T, since time.Time) {
 func relistsAfterSync(m testenv.Metrics) float64 {
 	return m.Sum(catalog.Relists.Name, map[string]string{catalog.LabelReason: catalog.RelistExpired}) +
 		m.Sum(catalog.Relists.Name, map[string]string{catalog.LabelReason: catalog.RelistError})
-}
-
-// burnAlert returns the burn-rate alert name of an SLO.
-func burnAlert(name string) string {
-	return alerts.BurnAlertNames()[slices.Index(slo.Names(), name)]
 }

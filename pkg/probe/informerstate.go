@@ -66,7 +66,6 @@ type informerState struct {
 	expired      bool      // the watch ended with 410: the next relist is "expired"
 	attemptStart time.Time // first page of the current list attempt
 	attemptRVAny bool      // that attempt may be served from a cache (RV != "")
-	pageStart    time.Time
 
 	freshenedAt time.Time // latest freshness read sent
 	freshening  bool

@@ -37,8 +37,7 @@ type world struct {
 
 	inner        *scriptedLW
 	lw           cache.ListerWatcherWithContext
-	watchTimeout time.Duration    // the timeout the informer's watches ask for; 0: none
-	send         chan watch.Event // events of the open watch, observed before the next one is sent
+	watchTimeout time.Duration // the timeout the informer's watches ask for; 0: none
 	fwd          chan struct{}
 }
 
@@ -142,8 +141,6 @@ func (w *world) snap(s float64) snapshot {
 }
 
 func (w *world) String() string { return fmt.Sprintf("rv %d", w.rv) }
-
-var errProbe = errors.New("probe refused")
 
 var (
 	errRefused = errors.New("connection refused")
