@@ -336,7 +336,7 @@ var (
 	}
 	StoreLag = Metric{
 		Name:    "rvsync_informer_store_lag_seconds",
-		Help:    "Time from the receipt of each delta on the informer's watch to its store holding it (one observation per delta, or per batch of deltas received while more than 32 waited, as the batch's oldest saw it).",
+		Help:    "Time from the receipt of each delta on the informer's watch to its store holding it (one observation per delta, or, while a deep queue is kept in batches of neighbouring deltas, per batch as its oldest delta saw it).",
 		Type:    Histogram,
 		Labels:  []string{LabelResource},
 		Buckets: StoreLagBuckets,

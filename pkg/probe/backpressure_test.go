@@ -182,15 +182,18 @@ func TestBackpressureOfASlowIndexer(t *testing.T) {
 		t.Fatalf("the store applied all %d events before the scrape: no backlog to measure", len(writes))
 	}
 	// the queue counts an event out when the monitor's handler hears of it,
-	// beside the test's; a bookmark may wait among the events
-	if lo, hi := float64(len(writes)-after), float64(len(writes)-seen); depth < lo || depth > hi+5 {
+	// beside the test's; a bookmark may wait among the events; a deep queue
+	// is kept in batches and may count the one the store is inside as
+	// waiting (at most an eighth of the depth, see storeQueue)
+	if lo, hi := float64(len(writes)-after), float64(len(writes)-seen); depth < lo || depth > hi+5+hi/8 {
 		t.Errorf("queue depth %v; the test counts %v events the indexer has not taken and %v no consumer has seen", depth, lo, hi)
 	}
 	// the oldest waiting event is the first no consumer had seen when the
 	// scrape began; it reached the wire right after its create returned
 	wantOldest := at.Sub(writes[seen].done).Seconds()
 	oldest, _ := m.Value(catalog.StoreQueueOldest.Name, cm)
-	if oldest < wantOldest-0.3 || oldest > wantOldest+0.3 {
+	// (the batch the store is inside dates from its first delta: later)
+	if oldest < wantOldest-0.3 || oldest > wantOldest+0.5 {
 		t.Errorf("oldest queued event waited %vs; the test computes %.2fs", oldest, wantOldest)
 	}
 	// the store does not hold the first event the indexer had not taken: the

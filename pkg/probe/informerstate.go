@@ -213,7 +213,7 @@ func (s *informerState) drain(rv, key uint64, now time.Time) {
 	} else {
 		k = s.queue.popApplied(rv, key, false, &out)
 	}
-	waiting := s.queue.n > 0 && s.queue.ring[s.queue.head].kind != deltaEvent
+	waiting := s.queue.n > 0 && !s.queue.ring[s.queue.head].event
 	s.mu.Unlock()
 	s.apply(out[:k], now)
 	if storeRV == nil || !waiting {
@@ -231,13 +231,17 @@ func (s *informerState) drain(rv, key uint64, now time.Time) {
 func (s *informerState) apply(ds []pendingDelta, now time.Time) {
 	for _, d := range ds {
 		s.t.storeLag.Observe(max(0, now.Sub(d.at).Seconds()))
+		if d.list {
+			s.applyList(d.listRV, d.proof, now)
+		}
 		switch d.kind {
 		case deltaEvent:
 			s.applyEvent(d.rv, true, d.canary, now)
 		case deltaBookmark:
 			s.applyEvent(d.rv, false, false, now)
-		case deltaList:
-			s.applyList(d.rv, d.proof, now)
+			if d.canary { // a batch whose canary event came before its last bookmark
+				s.t.canaryCovered(s, d.rv, now)
+			}
 		}
 	}
 }
@@ -257,7 +261,7 @@ func (s *informerState) settle() {
 			time.Sleep(d)
 			s.drain(0, 0, s.t.clock.Now())
 			s.mu.Lock()
-			done := s.queue.n == 0 || s.queue.ring[s.queue.head].kind == deltaEvent
+			done := s.queue.n == 0 || s.queue.ring[s.queue.head].event
 			s.mu.Unlock()
 			if done {
 				return

@@ -22,11 +22,13 @@ import (
 // of that key; the store's own resource version (LastStoreSyncResourceVersion,
 // which bookmarks and lists advance) proves the entries up to it.
 //
-// The queue is a fixed ring: nothing is allocated per delta. When more
-// deltas wait than it has entries, the newest entry absorbs the arrivals
-// (a batch: its receipt time is its first delta's, its RV and key its
-// last's), so depth stays exact and the wire-to-store lag is observed once
-// per batch, as the batch's oldest delta saw it.
+// The queue is a fixed ring: nothing is allocated per delta. When it is
+// full, neighbouring entries are merged pairwise (a batch keeps its first
+// delta's receipt time and its last's RV), so a deep queue is kept at an
+// even resolution: depth is exact whenever the store has applied all or
+// none of each entry, and over-counts by at most one entry (about a
+// sixteenth of the depth) while the store is inside one; the wire-to-store
+// lag is observed once per entry, as its oldest delta saw it.
 type storeQueue struct {
 	ring  [storeQueueCap]pendingDelta
 	head  int // index of the oldest entry
@@ -46,35 +48,55 @@ const (
 	deltaList                      // the end of a List or watch-list: the store's Replace
 )
 
-// pendingDelta is a delta (or, when the ring overflowed, a batch of them)
+// pendingDelta is a delta (or, once the ring overflowed, a batch of them)
 // received on the wire and not yet applied to the store.
 type pendingDelta struct {
 	at     time.Time // receipt of its (first) delta
-	proof  time.Time // list only: a consistent list held everything committed by then (zero: not consistent)
+	proof  time.Time // list: a consistent list held everything committed by then (zero: not consistent)
 	rv     uint64    // its (last) delta's resource version
-	key    uint64    // event only: keyHash of its (last) object
+	key    uint64    // event: keyHash of its (last) event's object
+	listRV uint64    // list: the (last) list's resource version
 	n      int       // deltas it stands for
-	kind   deltaKind
-	canary bool // an event of the canary object is among them
+	kind   deltaKind // of its last delta
+	event  bool      // an event is among its deltas
+	list   bool      // a list end is among its deltas
+	canary bool      // an event of the canary object is among them
 }
 
 // push adds a delta received on the wire.
 func (q *storeQueue) push(d pendingDelta) {
+	d.event, d.list = d.kind == deltaEvent, d.kind == deltaList
+	if d.list {
+		d.listRV = d.rv
+	}
 	q.depth += d.n
-	if q.n < storeQueueCap {
-		q.ring[(q.head+q.n)%storeQueueCap] = d
-		q.n++
-		return
+	if q.n == storeQueueCap {
+		q.compact()
 	}
-	last := &q.ring[(q.head+q.n-1)%storeQueueCap]
-	last.rv, last.n = d.rv, last.n+d.n
-	last.canary = last.canary || d.canary
-	if d.kind == deltaEvent {
-		last.key, last.kind = d.key, deltaEvent
+	q.ring[(q.head+q.n)%storeQueueCap] = d
+	q.n++
+}
+
+// compact merges the entries pairwise, oldest first, halving their number.
+func (q *storeQueue) compact() {
+	old := q.ring
+	for i := range q.n / 2 {
+		q.ring[i] = mergeDeltas(old[(q.head+2*i)%storeQueueCap], old[(q.head+2*i+1)%storeQueueCap])
 	}
-	if d.kind == deltaList {
-		last.kind, last.proof = deltaList, d.proof
+	q.head, q.n = 0, q.n/2
+}
+
+// mergeDeltas returns one entry standing for a and the later b.
+func mergeDeltas(a, b pendingDelta) pendingDelta {
+	m := b
+	m.at, m.n, m.canary = a.at, a.n+b.n, a.canary || b.canary
+	if !b.event && a.event {
+		m.event, m.key = true, a.key
 	}
+	if !b.list && a.list {
+		m.list, m.listRV, m.proof = true, a.listRV, a.proof
+	}
+	return m
 }
 
 // dropLast takes back the newest delta: the reflector never took it (its
@@ -114,7 +136,7 @@ scan:
 		case limit != 0 && d.rv <= limit:
 			through = i
 			continue
-		case d.kind != deltaEvent:
+		case !d.event:
 			if loose {
 				through = i
 			}

@@ -184,6 +184,30 @@ func TestStoreQueuePopApplied(t *testing.T) {
 	if k := q.popApplied(13, 0, false, &out); k != 1 || q.depth != 0 {
 		t.Fatalf("store RV 13 popped %d, depth %d; want 1, 0", k, q.depth)
 	}
+	// overflow: 100 deltas in 32 entries, merged pairwise at an even
+	// resolution; the store inside the batches over-counts by at most one
+	for rv := uint64(101); rv <= 200; rv++ {
+		q.push(pendingDelta{rv: rv, key: rv, n: 1, kind: deltaEvent})
+	}
+	if q.depth != 100 || q.n > storeQueueCap {
+		t.Fatalf("100 deltas: depth %d in %d entries", q.depth, q.n)
+	}
+	var popped int
+	for {
+		k := q.popApplied(150, 0, false, &out)
+		if k == 0 {
+			break
+		}
+		for _, d := range out[:k] {
+			popped += d.n
+			if d.rv > 150 {
+				t.Fatalf("popped an entry up to RV %d with the store at 150", d.rv)
+			}
+		}
+	}
+	if popped+q.depth != 100 || q.depth < 50 || q.depth > 50+8 {
+		t.Errorf("store at RV 150 of 101…200: depth %d (popped %d); want 50 plus at most one entry", q.depth, popped)
+	}
 	if keyHash("ns", "a") != explicitKeyHash("ns/a") || keyHash("", "a") != explicitKeyHash("a") {
 		t.Error("an object's key hash differs from its store key's")
 	}
