@@ -55,7 +55,7 @@ type write struct {
 	done time.Time
 }
 
-// An informer whose indexer takes 10 ms per object, fed a few hundred
+// An informer whose indexer takes 10 ms per object, fed hundreds to
 // creates per second by a real API server: its queue depth, the wait of its
 // oldest queued event and its staleness are what the test computes from
 // its own records of the writes and of the store's progress; with the slow
@@ -125,7 +125,7 @@ func TestBackpressureOfASlowIndexer(t *testing.T) {
 	})
 
 	// 2 s of creates from 4 writers, as fast as the API server takes them
-	// (a few hundred per second here): the store applies 100 per second
+	// (about a thousand per second here): the store applies 100 per second
 	var mu sync.Mutex
 	var writes []write
 	var wg sync.WaitGroup
