@@ -55,7 +55,7 @@ type write struct {
 	done time.Time
 }
 
-// An informer whose indexer takes 10 ms per object, fed hundreds to
+// An informer whose indexer takes 10 ms per object, fed about a thousand
 // creates per second by a real API server: its queue depth, the wait of its
 // oldest queued event and its staleness are what the test computes from
 // its own records of the writes and of the store's progress; with the slow
