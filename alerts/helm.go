@@ -55,6 +55,8 @@ const (
 	sentinelPage       = "rvsync_sentinel_page"
 	sentinelTicket     = "rvsync_sentinel_ticket"
 	sentinelGrafana    = "https://rvsync-grafana.invalid"
+	sentinelQueueDepth = 4444
+	sentinelBackpress  = "6h6m"
 )
 
 // sentinelSpec is slo.DefaultSpec with a sentinel wherever the chart's
@@ -73,6 +75,8 @@ func sentinelSpec() slo.Spec {
 	s.Symptoms.RelistsPerHour = sentinelRelists
 	s.Severities = slo.SeverityLabels{Page: sentinelPage, Ticket: sentinelTicket}
 	s.GrafanaURL = sentinelGrafana
+	s.Symptoms.QueueDepthLimit = sentinelQueueDepth
+	s.Symptoms.BackpressureFor = sentinelBackpress
 	for i, o := range s.SLOs {
 		for _, c := range HelmSLOs {
 			if c.Name == o.Name {
@@ -223,6 +227,8 @@ func replacements() []replacement {
 		{sentinel: sentinelErrorsFor, action: "{{ $s.symptoms.errorsFor }}", bounded: word},
 		{sentinel: promql.Num(sentinelStalledSec), action: "{{ $s.symptoms.stalledAfterSeconds }}", bounded: number},
 		{sentinel: promql.Num(sentinelRelists), action: "{{ $s.symptoms.relistsPerHour }}", bounded: number},
+		{sentinel: sentinelBackpress, action: "{{ $s.symptoms.backpressureFor }}", bounded: word},
+		{sentinel: promql.Num(sentinelQueueDepth), action: "{{ $s.symptoms.queueDepthLimit }}", bounded: number},
 	}
 	for _, c := range HelmSLOs {
 		v := "$s." + c.Key

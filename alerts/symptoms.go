@@ -25,6 +25,7 @@ const (
 	AlertCanaryWriteErrors         = "RvsyncCanaryWriteErrors"
 	AlertInformerAheadOfHead       = "RvsyncInformerAheadOfHead"
 	AlertHeadUnknown               = "RvsyncHeadUnknown"
+	AlertInformerBackpressure      = "RvsyncInformerBackpressure"
 )
 
 // BurnAlertNames returns the burn-rate alert name of each SLO in
@@ -42,7 +43,8 @@ func AlertNames() []string {
 	return append(BurnAlertNames(),
 		AlertExporterDown, AlertExporterAbsent, AlertInformerNotSynced, AlertWatchStalled,
 		AlertCanaryLost, AlertResourceVersionRegression, AlertRelistStorm,
-		AlertListErrors, AlertHeadProbeErrors, AlertCanaryWriteErrors, AlertInformerAheadOfHead, AlertHeadUnknown)
+		AlertListErrors, AlertHeadProbeErrors, AlertCanaryWriteErrors, AlertInformerAheadOfHead, AlertHeadUnknown,
+		AlertInformerBackpressure)
 }
 
 // symptomAlerts catch what burn rates see late or not at all: an exporter
@@ -138,6 +140,13 @@ func (s generator) symptomAlerts() []rulefmt.Rule {
 		forDuration: "10m",
 		summary:     "rvsync cannot read the head of a resource's etcd.",
 		description: fmt.Sprintf("%s: no head probe of its RV space has answered for 10 minutes (state = {{ $value }}), so lag and staleness are unknown, not zero: the API server or etcd is unavailable, or the exporter may not list this resource (see RvsyncHeadProbeErrors).", res),
+	}, {
+		name:        AlertInformerBackpressure,
+		expr:        fmt.Sprintf("max %s (%s) > %s", s.By(), s.Series(catalog.StoreQueueDepth.Name), promql.Num(sym.QueueDepthLimit)),
+		severity:    slo.SeverityTicket,
+		forDuration: sym.BackpressureFor,
+		summary:     "An informer's store falls behind its watch.",
+		description: fmt.Sprintf("%s: {{ $value | humanize }} deltas received on the watch wait to be applied to the informer's store, above %s for %s: its controllers read a cache that lags the wire (see rvsync_informer_queue_oldest_seconds). A slow transform or indexer, CPU starvation, or a processing goroutine that blocks.", res, promql.Num(sym.QueueDepthLimit), sym.BackpressureFor),
 	}}
 	rules := make([]rulefmt.Rule, len(defs))
 	for i, d := range defs {

@@ -33,6 +33,7 @@ func Resource(cfg Config) (dashboard.Dashboard, error) {
 				{"Lists and watches", c.listWatchPanels()},
 				{"Convergence", c.convergencePanels()},
 				{"Stale reads of embedded controllers", c.staleReadPanels()},
+				{"Backpressure", c.backpressurePanels()},
 			} {
 				b.WithRow(row(r.title))
 				for _, p := range r.panels {
@@ -196,5 +197,25 @@ func (c Config) staleReadPanels() []cog.Builder[dashboard.Panel] {
 			catalog.StaleReadBehind, []float64{0.5, 0.99}),
 		c.percentiles(defaultTimeseries("Cache update to reconcile read p50 / p95", delay, unitSeconds),
 			catalog.ReconcileReadDelay, []float64{0.5, 0.95}),
+	}
+}
+
+// backpressurePanels show the informer's queue between its watch and its
+// store: what arrived and cannot be read yet.
+func (c Config) backpressurePanels() []cog.Builder[dashboard.Panel] {
+	limit := c.Spec.Symptoms.QueueDepthLimit
+	lag := "Time from the receipt of each delta on the informer's watch to its store holding it (one observation per delta, or per batch while more than 32 wait). Good: below a millisecond; seconds mean the store applies more slowly than deltas arrive."
+	return []cog.Builder[dashboard.Panel]{
+		withLimit(c.gauge("Informer queue depth",
+			fmt.Sprintf("Deltas (events, bookmarks, list ends) the informer received on its watch and has not yet applied to its store: its readers cannot see them yet, and freshness, RV lag and canary delivery count them only once applied. Good: near 0, bursts that drain within minutes; RvsyncInformerBackpressure opens a ticket above the line (%s) for %s. A slow indexer, CPU starvation or a blocking processor make it grow; a slow transform backs up onto the watch instead (delivery lag grows).", promql.Num(limit), c.Spec.Symptoms.BackpressureFor),
+			catalog.StoreQueueDepth).Decimals(0), upTo(limit)),
+		c.gauge("Oldest queued delta",
+			"Seconds the oldest delta waiting between the informer's watch and its store has waited: the live wire-to-store lag, growing while the store applies nothing. Good: 0.",
+			catalog.StoreQueueOldest),
+		c.percentiles(defaultTimeseries("Wire-to-store lag p50 / p99", lag, unitSeconds),
+			catalog.StoreLag, []float64{0.5, 0.99}),
+		c.counter("Deltas applied to the store",
+			"Deltas per second the informer's store applied (observations of the wire-to-store lag). Good: keeps up with the event rate; a queue that grows while this stays flat is a store at its limit.",
+			catalog.StoreLag),
 	}
 }

@@ -32,6 +32,11 @@ const (
 // informer fell behind its writes.
 const DefaultStaleReadsObjective = 0.99
 
+// DefaultQueueDepthLimit is the default backpressure limit: deltas waiting
+// between an informer's watch and its store (the seeds' DeltaFIFO limit,
+// QueueLength <= 1000).
+const DefaultQueueDepthLimit = 1000
+
 // Recording-rule names, `level:metric:operation` as in kubernetes-mixin and
 // sloth. Each carries the labels `slo`, `resource` and the configured cluster
 // label.

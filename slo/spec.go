@@ -107,6 +107,13 @@ type Symptoms struct {
 	// RelistsPerHour: more expired (410 Gone) relists per hour than this is a
 	// relist storm. Default 12.
 	RelistsPerHour float64 `json:"relistsPerHour"`
+	// QueueDepthLimit: an informer whose queue holds more deltas than this
+	// (received on the wire, not yet applied to its store) for
+	// BackpressureFor is under backpressure. Default 1000, the seeds'
+	// DeltaFIFO limit.
+	QueueDepthLimit float64 `json:"queueDepthLimit,omitempty"`
+	// BackpressureFor is the `for` of the backpressure alert. Default 10m.
+	BackpressureFor string `json:"backpressureFor,omitempty"`
 }
 
 // Spec is everything the rule and dashboard generators need to know.
@@ -195,7 +202,8 @@ func DefaultSpec() Spec {
 }
 
 func defaultSymptoms() Symptoms {
-	return Symptoms{StalledAfterSeconds: 180, StalledFor: "2m", NotSyncedFor: "10m", ErrorsFor: "15m", RelistsPerHour: 12}
+	return Symptoms{StalledAfterSeconds: 180, StalledFor: "2m", NotSyncedFor: "10m", ErrorsFor: "15m", RelistsPerHour: 12,
+		QueueDepthLimit: DefaultQueueDepthLimit, BackpressureFor: "10m"}
 }
 
 // ScaledWindows returns a copy of s whose burn-rate windows and budget period
@@ -282,6 +290,10 @@ func (s Spec) WithDefaults() Spec {
 		s.Symptoms.RelistsPerHour = ds.RelistsPerHour
 	}
 	s.Severities = SeverityLabels{Page: s.SeverityLabel(SeverityPage), Ticket: s.SeverityLabel(SeverityTicket)}
+	if s.Symptoms.QueueDepthLimit == 0 {
+		s.Symptoms.QueueDepthLimit = ds.QueueDepthLimit
+	}
+	s.Symptoms.BackpressureFor = cmp.Or(s.Symptoms.BackpressureFor, ds.BackpressureFor)
 	return s
 }
 
@@ -325,7 +337,7 @@ func (s Spec) Validate() error {
 	} else if time.Duration(d) <= bookmarkPeriod {
 		add("sliceWindow %s must be longer than the API server's bookmark period (%s), or quiet resources burn budget", s.SliceWindow, bookmarkPeriod)
 	}
-	for _, f := range [][2]string{{"symptoms.stalledFor", s.Symptoms.StalledFor}, {"symptoms.notSyncedFor", s.Symptoms.NotSyncedFor}, {"symptoms.errorsFor", s.Symptoms.ErrorsFor}} {
+	for _, f := range [][2]string{{"symptoms.stalledFor", s.Symptoms.StalledFor}, {"symptoms.notSyncedFor", s.Symptoms.NotSyncedFor}, {"symptoms.errorsFor", s.Symptoms.ErrorsFor}, {"symptoms.backpressureFor", s.Symptoms.BackpressureFor}} {
 		if _, err := model.ParseDuration(f[1]); err != nil {
 			add("%s: %v", f[0], err)
 		}
@@ -341,6 +353,9 @@ func (s Spec) Validate() error {
 	}
 	if strings.ContainsAny(s.GrafanaURL, " \t\n\"{}") {
 		add("grafanaURL %q: want a URL such as https://grafana.example.com", s.GrafanaURL)
+	}
+	if !(s.Symptoms.QueueDepthLimit > 0) {
+		add("symptoms.queueDepthLimit %v must be positive, e.g. %v", s.Symptoms.QueueDepthLimit, DefaultQueueDepthLimit)
 	}
 
 	windowOK := func(field, w string) {

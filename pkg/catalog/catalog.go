@@ -129,6 +129,9 @@ var (
 	DeliveryBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60, 120, 300, 600}
 	// ConvergenceBuckets serve generation convergence: 100 ms … 1 h.
 	ConvergenceBuckets = []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+	// StoreLagBuckets serve the wire-to-store lag: 100 µs (an idle
+	// informer's hand-over) … 5 min.
+	StoreLagBuckets = []float64{0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300}
 )
 
 // The metric families.
@@ -362,6 +365,28 @@ var (
 		Type:   Counter,
 		Labels: []string{LabelResource},
 	}
+	StoreQueueDepth = Metric{
+		Name:   "rvsync_informer_queue_depth",
+		Help:   "Deltas (watch events, bookmarks, list ends) the resource's informer received on the wire and has not yet applied to its store, for its worst informer: the backlog in the informer's queue (slow indexers, CPU starvation, a blocking processor). Its readers cannot see them yet; freshness and canary delivery count only what the store holds.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "deltas",
+	}
+	StoreQueueOldest = Metric{
+		Name:   "rvsync_informer_queue_oldest_seconds",
+		Help:   "Seconds the oldest delta counted in rvsync_informer_queue_depth has waited since it was received on the wire; 0 when none waits. Grows while a store stops applying, when no wire-to-store lag is observed.",
+		Type:   Gauge,
+		Labels: []string{LabelResource},
+		Unit:   "seconds",
+	}
+	StoreLag = Metric{
+		Name:    "rvsync_informer_store_lag_seconds",
+		Help:    "Time from the receipt of each delta on the informer's watch to its store holding it (one observation per delta, or, while a deep queue is kept in batches of neighbouring deltas, per batch as its oldest delta saw it).",
+		Type:    Histogram,
+		Labels:  []string{LabelResource},
+		Buckets: StoreLagBuckets,
+		Unit:    "seconds",
+	}
 	BuildInfo = Metric{
 		Name:   "rvsync_build_info",
 		Help:   "Build information of the rvsync exporter; value 1.",
@@ -381,6 +406,7 @@ func All() []Metric {
 		UnconvergedObjects, UnobservableObjects, OldestUnconverged, GenerationConvergence,
 		TimelineDropped, BuildInfo,
 		StaleReadChecks, StaleReads, StaleReadBehind, ReconcileReadDelay,
+		StoreQueueDepth, StoreQueueOldest, StoreLag,
 	}
 }
 

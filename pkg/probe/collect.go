@@ -34,6 +34,12 @@ type snapshot struct {
 	Synced  bool
 	Objects int
 
+	// QueueDepth is the deltas its worst informer received on the wire and
+	// has not yet applied to its store; QueueOldestSeconds, how long the
+	// oldest of them has waited.
+	QueueDepth         int
+	QueueOldestSeconds float64
+
 	// Convergence is set for resources tracked for observedGeneration.
 	Convergence *convergenceSnapshot
 
@@ -65,6 +71,8 @@ var (
 	descUnobservable   = newDesc(catalog.UnobservableObjects)
 	descOldest         = newDesc(catalog.OldestUnconverged)
 	descCanaryLast     = newDesc(catalog.CanaryLastDelivered)
+	descQueueDepth     = newDesc(catalog.StoreQueueDepth)
+	descQueueOldest    = newDesc(catalog.StoreQueueOldest)
 )
 
 // gaugeCollector turns the trackers' snapshots into gauges at scrape time.
@@ -74,6 +82,7 @@ func (c *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descHeadRV, descInformerRV, descLag, descStaleness, descProofPeriod, descSilence, descBookmarkPeriod,
 		descHeadAge, descState, descInfo, descSynced, descObjects, descUnconverged, descUnobservable, descOldest, descCanaryLast,
+		descQueueDepth, descQueueOldest,
 	} {
 		ch <- d
 	}
@@ -113,6 +122,8 @@ func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descInfo, 1, r, s.Space)
 		gauge(descSynced, boolFloat(s.Synced), r)
 		gauge(descObjects, float64(s.Objects), r)
+		gauge(descQueueDepth, float64(s.QueueDepth), r)
+		gauge(descQueueOldest, s.QueueOldestSeconds, r)
 		if s.Convergence != nil {
 			gauge(descUnconverged, float64(s.Convergence.Unconverged), r)
 			gauge(descUnobservable, float64(s.Convergence.Unobservable), r)

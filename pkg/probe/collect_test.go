@@ -84,7 +84,7 @@ func TestEveryCatalogFamilyIsExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	// touch every vector once so it has a series
-	for _, h := range []*prometheus.HistogramVec{m.EventDeliveryLag, m.CanaryDeliveryLatency, m.GenerationConvergence, m.StaleReadBehind, m.ReconcileReadDelay} {
+	for _, h := range []*prometheus.HistogramVec{m.EventDeliveryLag, m.CanaryDeliveryLatency, m.GenerationConvergence, m.StaleReadBehind, m.ReconcileReadDelay, m.StoreLag} {
 		h.WithLabelValues("pods").Observe(1)
 	}
 	m.ListDuration.WithLabelValues("pods", catalog.KindList, catalog.ResultSuccess).Observe(1)

@@ -46,6 +46,15 @@
 //     live read, under a hard limit on live reads (package ctrlstale hooks
 //     it into a controller-runtime manager's client); off unless built.
 //
-// Nothing on the scrape path talks to the API server, and the per-event path
-// does not allocate on the steady path.
+// Every delta the wrapped watch receives waits in a small per-informer queue
+// until the informer's store holds it (a handler notification of it, or of
+// a later one, or the store's own resource version proves it, in order):
+// informer RV, staleness, lag, delivery lag and canary delivery count only
+// what the store holds, and the queue's depth, the wait of its oldest delta
+// and each delta's wire-to-store time are exported (backpressure: a slow
+// indexer or a starved informer reads as stale, not fresh).
+//
+// Nothing on the scrape path talks to the API server or waits for an
+// informer's store, and the per-event path does not allocate on the steady
+// path.
 package probe

@@ -71,6 +71,13 @@ type informerState struct {
 	freshening  bool
 
 	deliveries *deliveries // recent deliveries by RV, while stale-read checks are on
+	// storeRV is the informer store's LastStoreSyncResourceVersion, once
+	// observed: deltas then count from when the store applied them, and
+	// wait in queue until it has. nil: they count on receipt (no store to
+	// watch, or one whose notifications the queue cannot match).
+	storeRV  func() string
+	queue    storeQueue
+	draining bool // a kick is under way
 }
 
 // proofPeak is the staleness reached right before a bookmark proved
@@ -112,15 +119,16 @@ func (s *informerState) silentLocked(now time.Time) bool {
 }
 
 // observeEvent records a watch event (or, with isEvent false, a bookmark)
-// for obj, delivered now.
-func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent bool) {
+// for obj, received on the wire now. It reports whether the delta waits in
+// the store queue (see storeQueue); otherwise it counted at once.
+func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent bool) (queued bool) {
 	t := s.t
 	rv, ok := parseRV(obj.GetResourceVersion())
 	if !ok {
 		s.markOpaque()
-		return
+		return false
 	}
-	sp := t.currentSpace()
+	canary := isEvent && t.isCanary(obj)
 	s.mu.Lock()
 	s.lastDelivery = now
 	if !isEvent {
@@ -130,6 +138,28 @@ func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent b
 		}
 		s.bookmarkRef = now
 	}
+	if s.storeRV != nil {
+		d := pendingDelta{at: now, rv: rv, n: 1, kind: deltaBookmark}
+		if isEvent {
+			d.kind, d.key, d.canary = deltaEvent, keyHash(obj.GetNamespace(), obj.GetName()), canary
+		}
+		s.queue.push(d)
+		s.mu.Unlock()
+		return true
+	}
+	s.mu.Unlock()
+	s.applyEvent(rv, isEvent, canary, now)
+	return false
+}
+
+// applyEvent counts a watch event (or, with isEvent false, a bookmark) at
+// rv that the informer's store holds since now: it moves the informer's RV
+// and freshness, and records the event's delivery lag and, for the canary
+// object, its delivery.
+func (s *informerState) applyEvent(rv uint64, isEvent, canary bool, now time.Time) {
+	t := s.t
+	sp := t.currentSpace()
+	s.mu.Lock()
 	if rv > s.rv {
 		s.rv, s.rvAt, s.freshAtRV = rv, now, s.fresh
 		s.refreshFreshLocked(sp, now, !isEvent)
@@ -155,8 +185,135 @@ func (s *informerState) observeEvent(obj metav1.Object, now time.Time, isEvent b
 	}
 	s.mu.Unlock()
 	if isEvent {
-		t.observeDelivery(s, sp, obj, rv, now)
+		t.observeDelivery(s, sp, canary, rv, now)
 	}
+}
+
+// stored is called with the object of each handler notification of the
+// informer: the store has applied it, and, in order, every delta received
+// before it.
+func (s *informerState) stored(obj any) {
+	rv, key, ok := storedIdentity(obj)
+	if !ok {
+		// a transform that keeps neither metadata nor a key: the queue
+		// cannot tell when the store applies a delta, so deltas count on
+		// receipt from now on rather than pile up unmatched
+		s.mu.Lock()
+		s.storeRV = nil
+		s.mu.Unlock()
+	}
+	s.drain(rv, key, s.t.clock.Now())
+}
+
+// drain counts the queued deltas that a notification of the object at rv
+// (0: unknown) with key hash key (0: none) proves the store has applied,
+// and, when bookmarks or list ends wait at the head of the queue, those up
+// to the store's own resource version. It may wait for the store's lock:
+// call it from the informer's handler goroutine, or through kick.
+func (s *informerState) drain(rv, key uint64, now time.Time) {
+	var out [storeQueueCap]pendingDelta
+	s.mu.Lock()
+	storeRV := s.storeRV
+	var k int
+	if storeRV == nil {
+		k = s.queue.popAll(&out)
+	} else {
+		k = s.queue.popApplied(rv, key, false, &out)
+	}
+	waiting := s.queue.n > 0 && !s.queue.ring[s.queue.head].event
+	s.mu.Unlock()
+	s.apply(out[:k], now)
+	if storeRV == nil || !waiting {
+		return
+	}
+	// bookmarks and list ends notify no handler: the store's RV tells
+	srv, ok := parseRV(storeRV())
+	s.mu.Lock()
+	k = s.queue.popApplied(srv, 0, !ok, &out)
+	s.mu.Unlock()
+	s.apply(out[:k], now)
+}
+
+// apply counts deltas the store holds since now, oldest first.
+func (s *informerState) apply(ds []pendingDelta, now time.Time) {
+	for _, d := range ds {
+		s.t.storeLag.Observe(max(0, now.Sub(d.at).Seconds()))
+		if d.list {
+			s.applyList(d.listRV, d.proof, now)
+		}
+		switch d.kind {
+		case deltaEvent:
+			s.applyEvent(d.rv, true, d.canary, now)
+		case deltaBookmark:
+			s.applyEvent(d.rv, false, false, now)
+			if d.canary { // a batch whose canary event came before its last bookmark
+				s.t.canaryCovered(s, d.rv, now)
+			}
+		}
+	}
+}
+
+// settle counts a bookmark or list end just handed to the reflector as soon
+// as the store holds it: it polls the store's resource version for a
+// little while (1 ms, doubling to 128 ms), in a goroutine of its own, so a
+// quiet resource's bookmark proves freshness at once rather than at the
+// next second's kick.
+func (s *informerState) settle() {
+	if !s.startDraining() {
+		return
+	}
+	go func() {
+		defer s.stopDraining()
+		for d := time.Millisecond; d <= 128*time.Millisecond; d *= 2 {
+			time.Sleep(d)
+			s.drain(0, 0, s.t.clock.Now())
+			s.mu.Lock()
+			done := s.queue.n == 0 || s.queue.ring[s.queue.head].event
+			s.mu.Unlock()
+			if done {
+				return
+			}
+		}
+	}()
+}
+
+// startDraining reports whether a drain goroutine may start: deltas wait
+// and no other drain goroutine runs.
+func (s *informerState) startDraining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining || s.queue.n == 0 {
+		return false
+	}
+	s.draining = true
+	return true
+}
+
+func (s *informerState) stopDraining() {
+	s.mu.Lock()
+	s.draining = false
+	s.mu.Unlock()
+}
+
+// kick drains, in a goroutine of its own, the deltas the store applied
+// without notifying a handler (bookmarks, list ends): the store's lock may
+// be held by a slow indexer, and neither a scrape nor a probe waits for it.
+func (s *informerState) kick() {
+	if !s.startDraining() {
+		return
+	}
+	go func() {
+		defer s.stopDraining()
+		s.drain(0, 0, s.t.clock.Now())
+	}()
+}
+
+// unqueueLast takes back the newest queued delta: its watch stopped before
+// the reflector took it.
+func (s *informerState) unqueueLast() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue.dropLast()
 }
 
 // refreshFreshLocked moves fresh forward to the latest probe whose head the
@@ -224,6 +381,7 @@ const aheadAfter = 2
 // onProbe updates freshness after the space's head probe, sent at sent, saw
 // head.
 func (s *informerState) onProbe(sp *space, head uint64, sent, now time.Time) {
+	s.kick()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opaque || s.rv == 0 {
@@ -332,20 +490,41 @@ func (s *informerState) startList(now time.Time, rvAny bool) {
 }
 
 // endList is called when a List's last page or a watch-list's
-// initial-events-end bookmark arrives with the list's RV.
-func (s *informerState) endList(rvs string, now time.Time) {
-	t := s.t
+// initial-events-end bookmark arrives with the list's RV; the list counts
+// once the store holds it (see applyList). It reports whether the list end
+// waits in the store queue.
+func (s *informerState) endList(rvs string, now time.Time) (queued bool) {
 	rv, ok := parseRV(rvs)
 	if !ok {
 		s.markOpaque()
 		s.mu.Lock()
 		s.listing = false
 		s.mu.Unlock()
-		return
+		return false
 	}
-	sp := t.currentSpace()
 	s.mu.Lock()
 	s.listing, s.lastDelivery, s.bookmarkRef = false, now, now
+	var proof time.Time
+	if !s.attemptRVAny {
+		// a consistent read (RV "") holds everything committed before it began
+		proof = s.attemptStart
+	}
+	if s.storeRV != nil && !s.opaque {
+		s.queue.push(pendingDelta{at: now, proof: proof, rv: rv, n: 1, kind: deltaList})
+		s.mu.Unlock()
+		return true
+	}
+	s.mu.Unlock()
+	s.applyList(rv, proof, now)
+	return false
+}
+
+// applyList counts a list at rv that the store holds since now; proof,
+// when not zero, is when the list, a consistent read, began.
+func (s *informerState) applyList(rv uint64, proof, now time.Time) {
+	t := s.t
+	sp := t.currentSpace()
+	s.mu.Lock()
 	if s.opaque {
 		s.mu.Unlock()
 		return
@@ -356,9 +535,8 @@ func (s *informerState) endList(rvs string, now time.Time) {
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
 	s.rv, s.rvAt, s.ahead, s.aheadW, s.anyProof, s.freshAtRV = rv, now, 0, 0, false, s.fresh
-	if !s.attemptRVAny {
-		// a consistent read (RV "") holds everything committed before it began
-		s.proveLocked(s.attemptStart, now, false)
+	if !proof.IsZero() {
+		s.proveLocked(proof, now, false)
 	}
 	s.refreshFreshLocked(sp, now, false)
 	s.mu.Unlock()
@@ -438,12 +616,19 @@ type informerSnapshot struct {
 	proofPeriod             time.Duration
 	proofKnown, headUnknown bool
 	stopped                 bool
+	queueDepth              int           // deltas received on the wire, not yet in the store
+	queueOldest             time.Duration // how long the oldest of them has waited
 }
 
 func (s *informerState) snapshot(sp *space, now time.Time) informerSnapshot {
+	s.kick()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := informerSnapshot{objects: int(s.objects.Load()), opaque: s.opaque, bookmarkPeriod: s.bookmarkPeriodLocked()}
+	out.queueDepth = s.queue.depth
+	if at, ok := s.queue.oldest(); ok {
+		out.queueOldest = max(0, now.Sub(at))
+	}
 	if s.synced != nil {
 		out.synced = s.synced()
 	}

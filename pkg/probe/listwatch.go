@@ -63,7 +63,9 @@ func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 	}
 	s.t.observeList(catalog.KindList, catalog.ResultSuccess, now.Sub(start))
 	if list, lerr := meta.ListAccessor(obj); lerr == nil && list.GetContinue() == "" {
-		s.endList(list.GetResourceVersion(), now)
+		if s.endList(list.GetResourceVersion(), now) {
+			defer s.settle() // the reflector replaces its store with the list next
+		}
 	}
 	return obj, nil
 }
@@ -129,10 +131,16 @@ func (w *instrumentedWatch) run() {
 				}
 				return
 			}
-			w.observe(ev)
+			queued := w.observe(ev)
 			select {
 			case w.out <- ev:
+				if queued && ev.Type == watch.Bookmark {
+					w.state.settle() // no handler hears of a bookmark
+				}
 			case <-w.done:
+				if queued {
+					w.state.unqueueLast()
+				}
 				return
 			}
 		case <-w.done:
@@ -149,7 +157,9 @@ func (w *instrumentedWatch) failStream(err error) {
 	w.state.failList(err)
 }
 
-func (w *instrumentedWatch) observe(ev watch.Event) {
+// observe records ev as it passes and reports whether it waits in the
+// store queue.
+func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 	s := w.state
 	now := s.t.clock.Now()
 	switch ev.Type {
@@ -157,30 +167,31 @@ func (w *instrumentedWatch) observe(ev watch.Event) {
 		err := errorFromEvent(ev)
 		if w.initial {
 			w.failStream(err)
-			return
+			return false
 		}
 		s.failWatch(err)
 	case watch.Bookmark:
 		obj, ok := ev.Object.(metav1.Object)
 		if !ok {
-			return
+			return false
 		}
 		if w.initial {
 			if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 				w.initial = false
 				s.t.observeList(catalog.KindWatchList, catalog.ResultSuccess, now.Sub(w.start))
 				s.watchOpened(now) // the stream goes on as the watch
-				s.endList(obj.GetResourceVersion(), now)
+				return s.endList(obj.GetResourceVersion(), now)
 			}
-			return
+			return false
 		}
-		s.observeEvent(obj, now, false)
+		return s.observeEvent(obj, now, false)
 	case watch.Added, watch.Modified, watch.Deleted:
 		if w.initial {
-			return // part of the initial state, not a delivery
+			return false // part of the initial state, not a delivery
 		}
 		if obj, ok := ev.Object.(metav1.Object); ok {
-			s.observeEvent(obj, now, true)
+			return s.observeEvent(obj, now, true)
 		}
 	}
+	return false
 }

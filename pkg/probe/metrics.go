@@ -18,6 +18,7 @@ type metrics struct {
 	GenerationConvergence *prometheus.HistogramVec
 	StaleReadBehind       *prometheus.HistogramVec
 	ReconcileReadDelay    *prometheus.HistogramVec
+	StoreLag              *prometheus.HistogramVec
 
 	DeliveryUnbounded *prometheus.CounterVec
 	Relists           *prometheus.CounterVec
@@ -42,6 +43,7 @@ func newMetrics() *metrics {
 		GenerationConvergence: newHistogramVec(catalog.GenerationConvergence),
 		StaleReadBehind:       newHistogramVec(catalog.StaleReadBehind),
 		ReconcileReadDelay:    newHistogramVec(catalog.ReconcileReadDelay),
+		StoreLag:              newHistogramVec(catalog.StoreLag),
 		DeliveryUnbounded:     newCounterVec(catalog.EventDeliveryUnbounded),
 		Relists:               newCounterVec(catalog.Relists),
 		ListErrors:            newCounterVec(catalog.ListErrors),
@@ -63,7 +65,7 @@ func (m *metrics) register(reg prometheus.Registerer, snaps func() []snapshot) e
 	cs := []prometheus.Collector{
 		m.EventDeliveryLag, m.ListDuration, m.CanaryDeliveryLatency, m.GenerationConvergence,
 		m.DeliveryUnbounded, m.Relists, m.ListErrors, m.WatchStarts, m.WatchErrors, m.Regressions, m.HeadProbeErrors,
-		m.TimelineDropped, m.CanaryWrites, m.CanaryLost,
+		m.TimelineDropped, m.CanaryWrites, m.CanaryLost, m.StoreLag,
 		m.StaleReadChecks, m.StaleReads, m.StaleReadBehind, m.ReconcileReadDelay,
 		&gaugeCollector{snapshots: snaps},
 	}

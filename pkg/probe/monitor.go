@@ -265,11 +265,13 @@ func (m *Monitor) instrument(t *tracker, lw cache.ListerWatcher) *listerWatcher 
 // before the informer starts.
 func (m *Monitor) observe(s *informerState, inf cache.SharedIndexInformer) {
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.objects.Add(1) },
-		DeleteFunc: func(any) { s.objects.Add(-1) },
+		AddFunc:    func(obj any) { s.objects.Add(1); s.stored(obj) },
+		UpdateFunc: func(_, obj any) { s.stored(obj) },
+		DeleteFunc: func(obj any) { s.objects.Add(-1); s.stored(obj) },
 	})
 	s.mu.Lock()
 	s.synced, s.stopped = inf.HasSynced, inf.IsStopped
+	s.storeRV = inf.GetStore().LastStoreSyncResourceVersion
 	s.mu.Unlock()
 	log := m.opts.Logger.WithValues("resource", s.t.name)
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -307,6 +309,7 @@ func (m *Monitor) Start(ctx context.Context) error {
 				})
 			}
 		}
+		m.drainStores()
 		if !m.opts.NoFreshnessReads {
 			m.freshen(ctx, &wg)
 		}
@@ -319,6 +322,28 @@ func (m *Monitor) Start(ctx context.Context) error {
 		case <-tick.C():
 		}
 	}
+}
+
+// drainStores counts the deltas that informer stores applied without a
+// notification (bookmarks, list ends) once a second, so that a quiet
+// resource's bookmark proves freshness without waiting for a scrape.
+func (m *Monitor) drainStores() {
+	for _, t := range m.trackerList() {
+		for _, s := range t.informerList() {
+			s.kick()
+		}
+	}
+}
+
+// trackerList returns the trackers.
+func (m *Monitor) trackerList() []*tracker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ts := make([]*tracker, 0, len(m.trackers))
+	for _, t := range m.trackers {
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // freshenLead is how long before a quiet informer's next bookmark its
@@ -337,13 +362,7 @@ const freshenLead = 8 * time.Second
 // freshness); each read is a head sample too.
 func (m *Monitor) freshen(ctx context.Context, wg *sync.WaitGroup) {
 	now := m.opts.Clock.Now()
-	m.mu.Lock()
-	trackers := make([]*tracker, 0, len(m.trackers))
-	for _, t := range m.trackers {
-		trackers = append(trackers, t)
-	}
-	m.mu.Unlock()
-	for _, t := range trackers {
+	for _, t := range m.trackerList() {
 		for _, s := range t.informerList() {
 			if !s.due(now, freshenLead) {
 				continue
@@ -394,12 +413,7 @@ func (m *Monitor) probedSpaces() []*space {
 // snapshots returns the state of every resource, sorted by name. It reads
 // memory only and never blocks on the API server.
 func (m *Monitor) snapshots() []snapshot {
-	m.mu.Lock()
-	ts := make([]*tracker, 0, len(m.trackers))
-	for _, t := range m.trackers {
-		ts = append(ts, t)
-	}
-	m.mu.Unlock()
+	ts := m.trackerList()
 	slices.SortFunc(ts, func(a, b *tracker) int { return strings.Compare(a.name, b.name) })
 	now := m.opts.Clock.Now()
 	out := make([]snapshot, 0, len(ts))

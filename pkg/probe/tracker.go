@@ -25,6 +25,7 @@ type tracker struct {
 	probe   time.Duration // the head probe interval
 
 	deliveryLag prometheus.Observer
+	storeLag    prometheus.Observer
 	unbounded   prometheus.Counter
 	watchStarts prometheus.Counter
 	regressions prometheus.Counter
@@ -47,6 +48,7 @@ func newTracker(name string, clk clock.PassiveClock, s *space, m *metrics, probe
 		metrics:     m,
 		probe:       probeInterval,
 		deliveryLag: m.EventDeliveryLag.WithLabelValues(name),
+		storeLag:    m.StoreLag.WithLabelValues(name),
 		unbounded:   m.DeliveryUnbounded.WithLabelValues(name),
 		watchStarts: m.WatchStarts.WithLabelValues(name),
 		regressions: m.Regressions.WithLabelValues(name),
@@ -140,13 +142,21 @@ func (t *tracker) onHistoryLost() {
 	}
 }
 
-// observeDelivery records the delivery lag of an event at rv and, for the
-// canary object, its delivery.
-func (t *tracker) observeDelivery(s *informerState, sp *space, obj metav1.Object, rv uint64, now time.Time) {
+// isCanary reports whether obj is the resource's canary object.
+func (t *tracker) isCanary(obj metav1.Object) bool {
 	t.mu.Lock()
 	canary := t.canary
 	t.mu.Unlock()
-	if canary != nil && obj.GetName() == canary.name && obj.GetNamespace() == canary.namespace {
+	return canary != nil && obj.GetName() == canary.name && obj.GetNamespace() == canary.namespace
+}
+
+// observeDelivery records the delivery lag of an event at rv, in the store
+// since now, and, for an event of the canary object, its delivery.
+func (t *tracker) observeDelivery(s *informerState, sp *space, isCanary bool, rv uint64, now time.Time) {
+	t.mu.Lock()
+	canary := t.canary
+	t.mu.Unlock()
+	if isCanary && canary != nil {
 		if sent, ok := canary.delivered(rv, now); ok {
 			s.confirmFresh(sent, now)
 		}
@@ -243,6 +253,8 @@ func (t *tracker) snapshot(now time.Time) (snapshot, bool) {
 		live++
 		s.Synced = s.Synced && in.synced
 		s.Objects = max(s.Objects, in.objects)
+		s.QueueDepth = max(s.QueueDepth, in.queueDepth)
+		s.QueueOldestSeconds = max(s.QueueOldestSeconds, in.queueOldest.Seconds())
 		if in.rvKnown && (!s.InformerKnown || in.rv < s.InformerRV) {
 			s.InformerKnown, s.InformerRV = true, in.rv
 		}

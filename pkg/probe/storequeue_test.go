@@ -1,0 +1,214 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// gatedStore is an informer of a scripted resource whose store cannot apply
+// events while the test holds its gate: an indexer blocks on it, as a slow
+// indexer (or a starved processing goroutine) would. The watch delivers
+// regardless, so the wire runs ahead of the store.
+type gatedStore struct {
+	t      *testing.T
+	clock  *clocktesting.FakeClock
+	mon    *Monitor
+	reg    *prometheus.Registry
+	tr     *tracker
+	inf    cache.SharedIndexInformer
+	events *watch.FakeWatcher
+	head   atomic.Uint64
+	gate   chan struct{} // closed: the store applies
+	gated  atomic.Bool
+}
+
+func newGatedStore(t *testing.T) *gatedStore {
+	g := &gatedStore{t: t, clock: clocktesting.NewFakeClock(t0), events: watch.NewFakeWithChanSize(1000, false), gate: make(chan struct{})}
+	g.head.Store(100)
+	g.mon = New(Options{Clock: g.clock, ProbeInterval: probeEvery})
+	g.reg = prometheus.NewRegistry()
+	if err := g.mon.Register(g.reg); err != nil {
+		t.Fatal(err)
+	}
+	gvr := testGVR("configmaps")
+	g.tr = g.mon.track(gvr, "")
+	g.tr.space.addSource(g.tr.name, func(context.Context) (string, error) {
+		return strconv.FormatUint(g.head.Load(), 10), nil
+	})
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return page("100", ""), nil },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return g.events, nil
+		},
+	}, noWatchList{})
+	slowIndex := func(obj any) ([]string, error) {
+		if g.gated.Load() {
+			<-g.gate
+		}
+		return nil, nil
+	}
+	g.inf = g.mon.Instrument(gvr, lw, func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+		return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{"slow": slowIndex})
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go g.inf.RunWithContext(ctx)
+	testenv.WaitFor(t, 30*time.Second, "informer synced", func() (bool, error) { return g.inf.HasSynced(), nil })
+	g.waitQueue(0) // the list's end
+	return g
+}
+
+func (g *gatedStore) probe() { g.tr.currentSpace().probe(context.Background(), time.Minute) }
+
+// modify delivers one Modified event per RV in (from, to] on the wire, each
+// of its own object.
+func (g *gatedStore) modify(from, to uint64) {
+	for rv := from + 1; rv <= to; rv++ {
+		g.events.Modify(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns", Name: fmt.Sprintf("o%d", rv), ResourceVersion: strconv.FormatUint(rv, 10)}})
+	}
+}
+
+func (g *gatedStore) snap() snapshot {
+	sn, _ := g.tr.snapshot(g.clock.Now())
+	return sn
+}
+
+// waitQueue waits until the queue holds n deltas.
+func (g *gatedStore) waitQueue(n int) {
+	testenv.WaitFor(g.t, 30*time.Second, fmt.Sprintf("queue depth %d", n), func() (bool, error) {
+		return g.snap().QueueDepth == n, nil
+	})
+}
+
+// While the store of an informer lags behind its watch, the cache is as
+// stale as the store: the events on the wire prove nothing until the store
+// holds them. Queue depth counts them, the oldest's wait and the
+// wire-to-store lag are the time the test held the store, and once the
+// store catches up everything returns to 0 and fresh.
+func TestFreshnessCountsOnlyWhatTheStoreHolds(t *testing.T) {
+	g := newGatedStore(t)
+	g.probe() // t0: head 100, the store holds 100: fresh
+	if sn := g.snap(); !sn.StalenessKnown || sn.StalenessSeconds != 0 || sn.QueueDepth != 0 {
+		t.Fatalf("synced at the head: staleness %v (known %v), queue %d; want 0, 0", sn.StalenessSeconds, sn.StalenessKnown, sn.QueueDepth)
+	}
+
+	g.gated.Store(true)
+	g.clock.Step(time.Second)
+	g.head.Store(120)
+	g.modify(100, 120) // 20 events on the wire, the first stuck in the indexer
+	g.waitQueue(20)
+	g.clock.Step(4 * time.Second)
+	g.probe() // t0+5s: head 120, covered by the wire but not by the store
+	sn := g.snap()
+	if sn.InformerRV != 100 {
+		t.Errorf("informer RV %d while the store holds 100; want 100", sn.InformerRV)
+	}
+	if sn.StalenessSeconds != 5 {
+		t.Errorf("staleness %vs while the store holds nothing since t0 (5s ago); want 5", sn.StalenessSeconds)
+	}
+	if sn.QueueDepth != 20 || sn.QueueOldestSeconds != 4 {
+		t.Errorf("queue %d, oldest %vs; want 20 events waiting for 4s", sn.QueueDepth, sn.QueueOldestSeconds)
+	}
+
+	g.clock.Step(2 * time.Second)
+	close(g.gate) // the store catches up at t0+7s
+	g.waitQueue(0)
+	g.probe()
+	sn = g.snap()
+	if sn.InformerRV != 120 || !sn.StalenessKnown || sn.StalenessSeconds != 0 || sn.QueueOldestSeconds != 0 {
+		t.Errorf("store caught up: informer RV %d, staleness %vs, oldest %vs; want 120, 0, 0", sn.InformerRV, sn.StalenessSeconds, sn.QueueOldestSeconds)
+	}
+	m, err := testenv.Gather(g.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, ok := m.Histogram(catalog.StoreLag.Name, map[string]string{catalog.LabelResource: "configmaps"})
+	// the initial list's end (in the store at once) and the 20 events (6s each)
+	if !ok || h.GetSampleCount() != 21 || h.GetSampleSum() != 20*6 {
+		t.Errorf("wire-to-store lag: %d observations summing to %vs; want 21 summing to 20×6s", h.GetSampleCount(), h.GetSampleSum())
+	}
+}
+
+// More deltas than the queue has entries: depth stays exact, the overflow
+// is observed as one batch, and draining it leaves nothing behind.
+func TestStoreQueueOverflowKeepsDepthExact(t *testing.T) {
+	g := newGatedStore(t)
+	g.gated.Store(true)
+	g.modify(100, 100+3*storeQueueCap)
+	g.waitQueue(3 * storeQueueCap)
+	if sn := g.snap(); sn.InformerRV != 100 {
+		t.Errorf("informer RV %d while the store holds 100", sn.InformerRV)
+	}
+	close(g.gate)
+	g.waitQueue(0)
+	if sn := g.snap(); sn.InformerRV != 100+3*storeQueueCap {
+		t.Errorf("informer RV %d after the store caught up; want %d", sn.InformerRV, 100+3*storeQueueCap)
+	}
+}
+
+func TestStoreQueuePopApplied(t *testing.T) {
+	var q storeQueue
+	var out [storeQueueCap]pendingDelta
+	a, b := keyHash("ns", "a"), keyHash("ns", "b")
+	q.push(pendingDelta{rv: 10, key: a, n: 1, kind: deltaEvent})
+	q.push(pendingDelta{rv: 11, n: 1, kind: deltaBookmark})
+	q.push(pendingDelta{rv: 12, key: b, n: 1, kind: deltaEvent})
+	q.push(pendingDelta{rv: 13, n: 1, kind: deltaBookmark})
+	if k := q.popApplied(0, b, false, &out); k != 0 {
+		t.Fatalf("a notification for b popped %d entries while a's is due first", k)
+	}
+	if k := q.popApplied(0, a, false, &out); k != 1 || out[0].rv != 10 {
+		t.Fatalf("a's notification popped %d entries (first rv %d); want 1 (rv 10)", k, out[0].rv)
+	}
+	if k := q.popApplied(0, b, false, &out); k != 2 || out[1].rv != 12 {
+		t.Fatalf("b's notification popped %d entries; want the bookmark before it and b's", k)
+	}
+	if k := q.popApplied(12, 0, false, &out); k != 0 {
+		t.Fatalf("store RV 12 popped the bookmark at 13")
+	}
+	if k := q.popApplied(13, 0, false, &out); k != 1 || q.depth != 0 {
+		t.Fatalf("store RV 13 popped %d, depth %d; want 1, 0", k, q.depth)
+	}
+	// overflow: 100 deltas in 32 entries, merged pairwise at an even
+	// resolution; the store inside the batches over-counts by at most one
+	for rv := uint64(101); rv <= 200; rv++ {
+		q.push(pendingDelta{rv: rv, key: rv, n: 1, kind: deltaEvent})
+	}
+	if q.depth != 100 || q.n > storeQueueCap {
+		t.Fatalf("100 deltas: depth %d in %d entries", q.depth, q.n)
+	}
+	var popped int
+	for {
+		k := q.popApplied(150, 0, false, &out)
+		if k == 0 {
+			break
+		}
+		for _, d := range out[:k] {
+			popped += d.n
+			if d.rv > 150 {
+				t.Fatalf("popped an entry up to RV %d with the store at 150", d.rv)
+			}
+		}
+	}
+	if popped+q.depth != 100 || q.depth < 50 || q.depth > 50+8 {
+		t.Errorf("store at RV 150 of 101…200: depth %d (popped %d); want 50 plus at most one entry", q.depth, popped)
+	}
+	if keyHash("ns", "a") != explicitKeyHash("ns/a") || keyHash("", "a") != explicitKeyHash("a") {
+		t.Error("an object's key hash differs from its store key's")
+	}
+}
