@@ -140,7 +140,7 @@ cluster-deps: ## Install the Debian packages the real cluster runs (containerd, 
 
 .PHONY: test
 test: deps cluster-deps testbin ## Run every test against the real control plane, cluster, Prometheus and helm (the README's test command).
-	go test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	go test -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: test-unit
 test-unit: ## The fast tier for every edit: go test -short, no control plane, helm or Prometheus (under 3 minutes).
@@ -148,7 +148,7 @@ test-unit: ## The fast tier for every edit: go test -short, no control plane, he
 
 .PHONY: test-busy
 test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
-	RVSYNC_BUSY_WINDOW=10m go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
+	RVSYNC_BUSY_WINDOW=10m RVSYNC_BUSY_PROGRESS=10m,5s go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
 
 .PHONY: test-fleet
 test-fleet: deps testbin ## Run only the fleet test: clusters a and b, three Prometheus with Thanos sidecars, Thanos Query, a stall in b that must page once.
