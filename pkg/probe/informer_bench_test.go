@@ -3,8 +3,11 @@ package probe
 import (
 	"context"
 	"flag"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +21,12 @@ import (
 // storeObjects is how many objects BenchmarkMetadataInformerStore caches.
 var storeObjects = flag.Int("store-objects", 20000, "objects cached by BenchmarkMetadataInformerStore")
 
+// storeHeapProfile names the heap profiles BenchmarkMetadataInformerStore
+// writes while each case's informer holds its objects (file name
+// <storeHeapProfile>.<case>; empty: none). Read them with
+// go tool pprof -sample_index inuse_space -top.
+var storeHeapProfile = flag.String("store-heapprofile", "", "write a heap profile per case of BenchmarkMetadataInformerStore while its store is full")
+
 // BenchmarkMetadataInformerStore reports the heap an informer built by
 // the key informer holds per cached object (B/object), with its store of
 // digest keys (objectKey) and, for comparison, with "namespace/name" keys (before #18), with
@@ -26,7 +35,7 @@ var storeObjects = flag.Int("store-objects", 20000, "objects cached by Benchmark
 // managed-fields entry like a real ConfigMap, and a name of typical length
 // (namespace and name 34 bytes). Run it once per case:
 //
-//	go test -run '^$' -bench MetadataInformerStore -benchtime 1x ./pkg/probe [-store-objects 500000]
+//	go test -run '^$' -bench MetadataInformerStore -benchtime 1x ./pkg/probe [-args -store-objects 500000 -store-heapprofile /tmp/store.heap]
 func BenchmarkMetadataInformerStore(b *testing.B) {
 	n := *storeObjects
 	objs := make([]*metav1.PartialObjectMetadata, n)
@@ -92,13 +101,14 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				perObject := storeBytesPerObject(b, func() cache.SharedIndexInformer {
+				perObject := storeBytesPerObject(b, func() (cache.SharedIndexInformer, func() int64) {
 					m := New(Options{})
-					inf := m.keyInformer(lw, m.track(testGVR("configmaps"), ""), nil)
+					t := m.track(testGVR("configmaps"), "")
+					inf := m.keyInformer(lw, t, nil)
 					if tc.transform != nil {
 						_ = inf.SetTransform(tc.transform)
 					}
-					return inf
+					return inf, t.informers[0].objects.Load
 				}, n)
 				b.ReportMetric(perObject, "B/object")
 			}
@@ -107,21 +117,40 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 }
 
 // storeBytesPerObject runs the informer made by newInformer until it synced
-// n objects and received one more, and returns the live heap it added, per
-// object.
-func storeBytesPerObject(b *testing.B, newInformer func() cache.SharedIndexInformer, n int) float64 {
+// n objects and received one more, and its event handler counted them all
+// (counted returns the handler's count), and returns the live heap it
+// added, per object. Waiting for the handler matters: until it caught up,
+// client-go's listener buffers a notification per object (~90 B at
+// 500,000 objects), which a steady state does not hold.
+func storeBytesPerObject(b *testing.B, newInformer func() (cache.SharedIndexInformer, func() int64), n int) float64 {
 	b.Helper()
 	before := liveHeap()
-	inf := newInformer()
+	inf, counted := newInformer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go inf.RunWithContext(ctx)
-	for !inf.HasSynced() || len(inf.GetStore().ListKeys()) < n+1 {
+	for !inf.HasSynced() || len(inf.GetStore().ListKeys()) < n+1 || counted() < int64(n+1) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	after := liveHeap()
+	if *storeHeapProfile != "" {
+		writeHeapProfile(b, *storeHeapProfile+"."+strings.ReplaceAll(b.Name(), "/", "."))
+	}
 	runtime.KeepAlive(inf)
 	return float64(after-before) / float64(n+1)
+}
+
+// writeHeapProfile writes the heap profile as of the last GC to path.
+func writeHeapProfile(b *testing.B, path string) {
+	b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func liveHeap() uint64 {
