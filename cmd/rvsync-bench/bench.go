@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -81,7 +82,11 @@ func (b *bench) measure(ctx context.Context, p *program, round int) (runResult, 
 	res.startupCPU, res.hwmSync, res.rssSync = u.cpuSeconds, u.hwm, u.rss
 	sleep(ctx, b.opts.settle)
 	for _, rate := range b.opts.rates {
-		ph, err := b.churnPhase(ctx, r, rate)
+		profile := ""
+		if b.opts.perfDir != "" && round == 0 {
+			profile = filepath.Join(b.opts.perfDir, fmt.Sprintf("%s-%.0f.data", p.name, rate))
+		}
+		ph, err := b.churnPhase(ctx, r, rate, profile)
 		if err != nil {
 			return res, err
 		}
@@ -101,8 +106,9 @@ func (b *bench) measure(ctx context.Context, p *program, round int) (runResult, 
 }
 
 // churnPhase drives rate writes per second for the period and reads what
-// the program spent on them.
-func (b *bench) churnPhase(ctx context.Context, r *running, rate float64) (phaseResult, error) {
+// the program spent on them; with profile set it records the program's CPU
+// with perf into that file meanwhile.
+func (b *bench) churnPhase(ctx context.Context, r *running, rate float64, profile string) (phaseResult, error) {
 	ph := phaseResult{rate: rate}
 	ev0, err := r.events(ctx)
 	if err != nil {
@@ -116,10 +122,21 @@ func (b *bench) churnPhase(ctx context.Context, r *running, rate float64) (phase
 	if err != nil {
 		return ph, err
 	}
+	var stopPerf func() error
+	if profile != "" {
+		if stopPerf, err = perfRecord(r.pid(), profile); err != nil {
+			return ph, err
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, b.opts.period)
 	churned := b.set.churn(cctx, b.load, rate, b.opts.churnWorkers, &b.version)
 	cancel()
 	sleep(ctx, time.Second) // let the program drain the last events
+	if stopPerf != nil {
+		if err := stopPerf(); err != nil {
+			return ph, err
+		}
+	}
 	u1, err := readUsage(r.pid())
 	if err != nil {
 		return ph, err

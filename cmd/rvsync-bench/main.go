@@ -44,6 +44,7 @@ type options struct {
 	churnWorkers        int
 	scaleWindow         time.Duration
 	out                 string
+	perfDir             string
 	command             string
 }
 
@@ -59,6 +60,7 @@ func main() {
 	flag.IntVar(&o.churnWorkers, "churn-workers", 32, "concurrent writers during churn")
 	flag.DurationVar(&o.scaleWindow, "scale-window", 30*time.Second, "idle window per resource count in the API-server cost phase (0 skips the phase)")
 	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "Markdown file whose generated section receives the results (empty: print only)")
+	flag.StringVar(&o.perfDir, "perf", "", "directory for CPU profiles: each program's churn periods of the first round are recorded with Linux perf into <dir>/<program>-<rate>.data (read with perf report; perturbs that round's CPU figures slightly)")
 	flag.Parse()
 	for _, f := range strings.Split(*rates, ",") {
 		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -88,4 +90,29 @@ func loadAverage() string {
 		return f[0]
 	}
 	return "?"
+}
+
+// perfRecord starts Linux perf sampling the CPU stacks of process pid
+// (499 Hz, frame-pointer call graphs, which Go binaries keep) into path,
+// and returns the function that stops it and waits until the file is
+// written.
+func perfRecord(pid int, path string) (func() error, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("perf", "record", "--quiet", "-F", "499", "-g", "-p", strconv.Itoa(pid), "-o", path)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("perf record (-perf needs Linux perf): %w", err)
+	}
+	return func() error {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			return err
+		}
+		err := cmd.Wait() // perf exits 130 when interrupted, having written the file
+		if fi, serr := os.Stat(path); serr != nil || fi.Size() == 0 {
+			return fmt.Errorf("perf record wrote no %s: %v", path, err)
+		}
+		return nil
+	}, nil
 }
