@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -109,5 +111,64 @@ func TestEveryCatalogFamilyIsExported(t *testing.T) {
 		if got, ok := types[c.Name]; !ok || got != string(c.Type) {
 			t.Errorf("%s: exported as %q (present %v); catalog says %s", c.Name, got, ok, c.Type)
 		}
+	}
+}
+
+// The gauges' label pairs are kept from one scrape to the next: through a
+// registry that adds a label to every series (as Monitor.Register does for
+// a controller), scrape after scrape shows each resource's current space,
+// state and values, resources that left are gone, and label values
+// client_golang rejects fail the scrape instead of panicking.
+func TestGaugeLabelsAcrossScrapes(t *testing.T) {
+	var snaps []snapshot
+	reg := prometheus.NewPedanticRegistry()
+	wrapped := prometheus.WrapRegistererWith(prometheus.Labels{catalog.LabelController: "c1"}, reg)
+	if err := newMetrics().register(wrapped, func() []snapshot { return snaps }); err != nil {
+		t.Fatal(err)
+	}
+	families := []string{catalog.ResourceInfo.Name, catalog.Objects.Name, catalog.ResourceState.Name}
+	// series of resource r in space sp with state st and n objects
+	series := func(r, sp, st string, n int) (info, objects, state string) {
+		info = `rvsync_resource_info{controller="c1",resource="` + r + `",space="` + sp + `"} 1` + "\n"
+		objects = `rvsync_objects{controller="c1",resource="` + r + `"} ` + strconv.Itoa(n) + "\n"
+		for _, s := range catalog.States() {
+			v := "0"
+			if s == st {
+				v = "1"
+			}
+			state += `rvsync_resource_state{controller="c1",resource="` + r + `",state="` + s + `"} ` + v + "\n"
+		}
+		return info, objects, state
+	}
+	type res struct {
+		name, space, state string
+		objects            int
+	}
+	for i, scrape := range [][]res{
+		{{"configmaps", "core", catalog.StateOK, 3}, {"widgets.example.com", "aggregated", catalog.StateHeadUnknown, 0}},
+		{{"configmaps", "core", catalog.StateAheadOfHead, 4}, {"widgets.example.com", "core", catalog.StateOK, 7}}, // space moved
+		{{"pods", "core", catalog.StateOK, 9}},                                                   // both others gone
+		{{"configmaps", "core", catalog.StateOK, 5}, {"pods", "core", catalog.StateOpaqueRV, 9}}, // one back
+	} {
+		snaps = nil
+		var info, objects, state string
+		for _, r := range scrape {
+			snaps = append(snaps, snapshot{Resource: r.name, Space: r.space, State: r.state, Objects: r.objects})
+		}
+		slices.SortFunc(scrape, func(a, b res) int { return strings.Compare(a.name, b.name) })
+		for _, r := range scrape {
+			in, ob, st := series(r.name, r.space, r.state, r.objects)
+			info, objects, state = info+in, objects+ob, state+st
+		}
+		want := "# HELP rvsync_objects " + catalog.Objects.Help + "\n# TYPE rvsync_objects gauge\n" + objects +
+			"# HELP rvsync_resource_info " + catalog.ResourceInfo.Help + "\n# TYPE rvsync_resource_info gauge\n" + info +
+			"# HELP rvsync_resource_state " + catalog.ResourceState.Help + "\n# TYPE rvsync_resource_state gauge\n" + state
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), families...); err != nil {
+			t.Errorf("scrape %d: %v", i+1, err)
+		}
+	}
+	snaps = []snapshot{{Resource: "bad\xff", Space: "core", State: catalog.StateOK}}
+	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("a resource name that is not UTF-8: Gather error %v, want one about UTF-8", err)
 	}
 }
