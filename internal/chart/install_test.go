@@ -253,7 +253,7 @@ func TestContainerResources(t *testing.T) {
 	testenv.SkipShort(t, "helm")
 	_, pod := workload(t, render(t, chart.Options{Values: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}))
 	got := pod.Spec.Containers[0].Resources
-	if !got.Requests.Cpu().Equal(resource.MustParse("100m")) || !got.Limits.Memory().Equal(resource.MustParse("256Mi")) {
+	if !got.Requests.Cpu().Equal(resource.MustParse("100m")) || !got.Limits.Memory().Equal(resource.MustParse("320Mi")) {
 		t.Errorf("container resources %v: want requests.cpu 100m over the default limits", got)
 	}
 	_, err := chart.Template(chart.Options{Values: map[string]any{"resources": []any{"pods"}}})
