@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -91,7 +92,8 @@ type gaugeCollector struct {
 	labels map[string]*resourceLabels // by resource; the resources of the last scrape
 }
 
-// resourceDescs are the gauges whose only label is the resource.
+// resourceDescs are the gauges whose only label is the resource; Describe
+// and the label cache read them, so a new such gauge goes here.
 var resourceDescs = []*prometheus.Desc{
 	descHeadRV, descInformerRV, descLag, descStaleness, descProofPeriod, descSilence, descBookmarkPeriod,
 	descHeadAge, descSynced, descObjects, descUnconverged, descUnobservable, descOldest, descCanaryLast,
@@ -115,7 +117,14 @@ func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.NewInvalidMetric(descInfo, l.err)
 			continue
 		}
-		gauge := func(d *prometheus.Desc, v float64) { ch <- &constGauge{desc: d, labels: l.byDesc[d], value: v} }
+		gauge := func(d *prometheus.Desc, v float64) {
+			labels, ok := l.byDesc[d]
+			if !ok {
+				ch <- undescribed(d)
+				return
+			}
+			ch <- &constGauge{desc: d, labels: labels, value: v}
+		}
 		if s.HeadKnown {
 			gauge(descHeadRV, float64(s.HeadRV))
 		}
@@ -173,6 +182,12 @@ func (c *gaugeCollector) labelsOf(snaps []snapshot) []*resourceLabels {
 	}
 	c.labels = next
 	return out
+}
+
+// undescribed reports a gauge missing from resourceDescs (a bug) as a
+// scrape error.
+func undescribed(d *prometheus.Desc) prometheus.Metric {
+	return prometheus.NewInvalidMetric(d, fmt.Errorf("probe: %v is not among resourceDescs", d))
 }
 
 // resourceLabels are the label pairs of one resource's gauge series. They
