@@ -246,10 +246,20 @@ func (c Config) clusterVariable() *dashboard.QueryVariableBuilder {
 	return v
 }
 
-// resourceVariable picks any number of watched resources of the cluster.
-func (c Config) resourceVariable() *dashboard.QueryVariableBuilder {
-	return labelValuesVariable(varResource, "Resource", catalog.InformerSynced.Name+c.selector(scopeCluster), catalog.LabelResource).
+// resourceVariable picks any number of watched resources of the cluster,
+// by default all of them. On the resource detail dashboard (one is true) it
+// has no "All" and no default, so Grafana selects one resource, the first
+// value of the query, unless a link or the URL names others.
+func (c Config) resourceVariable(one bool) *dashboard.QueryVariableBuilder {
+	v := labelValuesVariable(varResource, "Resource", catalog.InformerSynced.Name+c.selector(scopeCluster), catalog.LabelResource).
 		Multi(true)
+	if one {
+		v = v.IncludeAll(false).Current(dashboard.VariableOption{
+			Text:  dashboard.StringOrArrayOfString{String: cog.ToPtr("")},
+			Value: dashboard.StringOrArrayOfString{String: cog.ToPtr("")},
+		})
+	}
+	return v
 }
 
 // links are the titles of the links between the dashboards.
@@ -288,7 +298,7 @@ func build(cfg Config, uid, title, description string, body func(c Config, b *da
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
 		WithVariable(datasourceVariable()).
 		WithVariable(c.clusterVariable()).
-		WithVariable(c.resourceVariable())
+		WithVariable(c.resourceVariable(uid == uidResource))
 	for _, l := range links {
 		if l.uid != uid { // links to the other dashboards, with the same variables and time range
 			b.Link(dashboard.NewDashboardLinkBuilder(l.title).Type(dashboard.DashboardLinkTypeLink).

@@ -17,20 +17,28 @@ import (
 // the dashboards package's for the spec the values describe: the cluster
 // label, the selector, every SLO's threshold and objective and the stall
 // settings reach the threshold lines, the queries and the texts, as they
-// reach the rules.
+// reach the rules; the series carry a cluster label only when cluster.name
+// or cluster.external says so, else the dashboards are the single-cluster
+// ones (the cluster variable hidden).
 func TestDashboardsFollowValues(t *testing.T) {
 	testenv.SkipShort(t, "helm")
 	tests := []struct {
 		name   string
 		values map[string]any
 		spec   func(t *testing.T) slo.Spec
+		single bool
 	}{{
-		name: "defaults",
-		spec: func(*testing.T) slo.Spec { return slo.DefaultSpec() },
+		name:   "defaults: no cluster label",
+		spec:   func(*testing.T) slo.Spec { return slo.DefaultSpec() },
+		single: true,
+	}, {
+		name:   "cluster label added by the ServiceMonitor",
+		values: map[string]any{"cluster": map[string]any{"name": "eu-1"}},
+		spec:   func(*testing.T) slo.Spec { return slo.DefaultSpec() },
 	}, {
 		name: "cluster label, selector, thresholds, objectives, stall",
 		values: map[string]any{
-			"cluster": map[string]any{"label": "k8s_cluster"},
+			"cluster": map[string]any{"label": "k8s_cluster", "external": true},
 			"slo": map[string]any{
 				"selector":       `job="rvsync-slo", namespace="monitoring"`,
 				"listLatency":    map[string]any{"objective": 0.99, "thresholdSeconds": 1},
@@ -53,7 +61,7 @@ func TestDashboardsFollowValues(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want, err := dashboards.Render(dashboards.Config{Spec: tt.spec(t)})
+			want, err := dashboards.Render(dashboards.Config{Spec: tt.spec(t), SingleCluster: tt.single})
 			if err != nil {
 				t.Fatal(err)
 			}
