@@ -195,13 +195,13 @@ func TestVariables(t *testing.T) {
 			if vars[varResource]["multi"] != true {
 				t.Errorf("%s/%s: resource variable not multi-select: %v", c.name, name, vars[varResource])
 			}
-			// The detail dashboard opens on one resource (Grafana selects the
-			// query's first value when the current one is not among them and
-			// there is no "All"); the others on all of them.
+			// The detail dashboard opens on one resource (the canary's; with
+			// no "All", Grafana selects the query's first value when that one
+			// is not among them); the others on all of them.
 			one := name == FileName(uidResource)
 			cur, _ := path(vars[varResource], "current", "value").(string)
-			if one && (vars[varResource]["includeAll"] == true || cur != "") {
-				t.Errorf("%s/%s: resource variable defaults to %q with includeAll %v, want one resource: no All, no current value", c.name, name, cur, vars[varResource]["includeAll"])
+			if one && (vars[varResource]["includeAll"] == true || cur != defaultResource) {
+				t.Errorf("%s/%s: resource variable defaults to %q with includeAll %v, want one resource: no All, %q", c.name, name, cur, vars[varResource]["includeAll"], defaultResource)
 			}
 			if !one && (vars[varResource]["includeAll"] != true || cur != "$__all") {
 				t.Errorf("%s/%s: resource variable defaults to %q with includeAll %v, want All", c.name, name, cur, vars[varResource]["includeAll"])

@@ -246,17 +246,24 @@ func (c Config) clusterVariable() *dashboard.QueryVariableBuilder {
 	return v
 }
 
+// defaultResource is the resource the resource detail dashboard opens on:
+// the exporter's default canary resource (exporter/config), watched by
+// default and the one resource whose every panel, canary included, has data.
+const defaultResource = "configmaps"
+
 // resourceVariable picks any number of watched resources of the cluster,
 // by default all of them. On the resource detail dashboard (one is true) it
-// has no "All" and no default, so Grafana selects one resource, the first
-// value of the query, unless a link or the URL names others.
+// has no "All" and defaults to defaultResource; where that is not watched,
+// Grafana selects the query's first value. A link or the URL naming other
+// resources wins.
 func (c Config) resourceVariable(one bool) *dashboard.QueryVariableBuilder {
 	v := labelValuesVariable(varResource, "Resource", catalog.InformerSynced.Name+c.selector(scopeCluster), catalog.LabelResource).
 		Multi(true)
 	if one {
 		v = v.IncludeAll(false).Current(dashboard.VariableOption{
-			Text:  dashboard.StringOrArrayOfString{String: cog.ToPtr("")},
-			Value: dashboard.StringOrArrayOfString{String: cog.ToPtr("")},
+			Selected: cog.ToPtr(true),
+			Text:     dashboard.StringOrArrayOfString{String: cog.ToPtr(defaultResource)},
+			Value:    dashboard.StringOrArrayOfString{String: cog.ToPtr(defaultResource)},
 		})
 	}
 	return v
