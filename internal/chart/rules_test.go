@@ -118,6 +118,7 @@ func TestRulesFollowValues(t *testing.T) {
 			s := slo.DefaultSpec()
 			s.ClusterLabel = "k8s_cluster"
 			s.ExtraLabels = map[string]string{"team": "platform"}
+			s.UpSelector = `job="rvsync-slo", namespace="default"`
 			return s
 		},
 	}, {
@@ -148,6 +149,7 @@ func TestRulesFollowValues(t *testing.T) {
 		spec: func(*testing.T) slo.Spec {
 			s := slo.DefaultSpec()
 			disable(&s, slo.StaleReads)
+			s.UpSelector = `job="rvsync-slo", namespace="default"`
 			return s
 		},
 	}}
