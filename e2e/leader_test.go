@@ -226,7 +226,8 @@ func judgeCounts(t *testing.T, j sides) {
 //   - The largest staleness is the truth's, no more than two of the
 //     exporter's intervals later (it proves freshness once per probe and
 //     canary, the truth five times a second), and not less than the truth's
-//     but for the record's sampling.
+//     but for the record's sampling and the truth's own (it measures from
+//     its writes, truthEvery apart).
 func judgeSignals(t *testing.T, j sides) {
 	t.Helper()
 	agree := func(what string, exporter, truth latencies) {
@@ -249,7 +250,7 @@ func judgeSignals(t *testing.T, j sides) {
 	if waited := j.truthLists.max - (probeInterval + slack).Seconds(); j.lists.max < waited {
 		t.Errorf("%s: a List of the truth took %.3gs, no head probe more than %.3gs", j.name, j.truthLists.max, j.lists.max)
 	}
-	if j.stale < j.truthStale-stalenessEvery-slack || j.stale > j.truthStale+2*max(probeInterval, canaryInterval)+slack {
+	if j.stale < j.truthStale-stalenessEvery-truthEvery-slack || j.stale > j.truthStale+2*max(probeInterval, canaryInterval)+slack {
 		t.Errorf("%s: the exporter's largest staleness %v, the truth's %v", j.name, j.stale, j.truthStale)
 	}
 }

@@ -219,7 +219,7 @@ func testSecureMetricsRBAC(t *testing.T, env *testenv.Env) {
 	a := applier(t, env)
 	const ns, release, reader, other = "rvsync-secure", "secure", "scraper", "other"
 	values := secureValues(reader, nil)
-	values["resources"] = []string{"configmaps", "namespaces"}
+	values["watchedResources"] = []string{"configmaps", "namespaces"}
 	m := render(t, chart.Options{Release: release, Namespace: ns, Values: values})
 	core, _ := m.Split()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,26 +168,27 @@ func (q *storeQueue) popAll(out *[storeQueueCap]pendingDelta) int {
 	return k
 }
 
-// keyHash is the FNV-1a hash of an object's store key ("namespace/name",
-// or "name" for cluster-scoped objects), computed without building the key.
-// 0 is reserved for "no key".
+// keyHash identifies an object's store key in the queue: the first 8
+// bytes of the digest objectKey stores for it (so the notifications of the
+// exporter's key informers, which carry only that digest, match the events
+// they apply). 0 is reserved for "no key".
 func keyHash(namespace, name string) uint64 {
-	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
-	if namespace != "" {
-		for i := range len(namespace) {
-			h = (h ^ uint64(namespace[i])) * prime
-		}
-		h = (h ^ '/') * prime
-	}
-	for i := range len(name) {
-		h = (h ^ uint64(name[i])) * prime
-	}
-	return max(h, 1)
+	var buf [128]byte
+	in := append(append(append(buf[:0], namespace...), '/'), name...)
+	sum := sha256.Sum256(in)
+	return digestHash(string(sum[:keyBytes]))
 }
 
-// explicitKeyHash is keyHash of a store key.
-func explicitKeyHash(key string) uint64 {
+// digestHash is keyHash of an object whose store key is objectKey's digest.
+func digestHash(digest string) uint64 {
+	if len(digest) < 8 {
+		return 1
+	}
+	return max(binary.LittleEndian.Uint64([]byte(digest[:8])), 1)
+}
+
+// storeKeyHash is keyHash of a store key "namespace/name" (or "name").
+func storeKeyHash(key string) uint64 {
 	for i := range len(key) {
 		if key[i] == '/' {
 			return keyHash(key[:i], key[i+1:])
@@ -203,14 +206,17 @@ func storedIdentity(obj any) (rv, key uint64, ok bool) {
 		if o, isObj := d.Obj.(metav1.Object); isObj {
 			rv, _ = parseRV(o.GetResourceVersion())
 		}
-		return rv, explicitKeyHash(d.Key), true
+		if _, digest := d.Obj.(cache.ExplicitKey); digest {
+			return rv, digestHash(d.Key), true
+		}
+		return rv, storeKeyHash(d.Key), true
 	}
 	switch o := obj.(type) {
 	case metav1.Object:
 		rv, _ = parseRV(o.GetResourceVersion())
 		return rv, keyHash(o.GetNamespace(), o.GetName()), true
 	case cache.ExplicitKey:
-		return 0, explicitKeyHash(string(o)), true
+		return 0, digestHash(string(o)), true
 	}
 	return 0, 0, false
 }

@@ -208,7 +208,11 @@ func TestStoreQueuePopApplied(t *testing.T) {
 	if popped+q.depth != 100 || q.depth < 50 || q.depth > 50+8 {
 		t.Errorf("store at RV 150 of 101…200: depth %d (popped %d); want 50 plus at most one entry", q.depth, popped)
 	}
-	if keyHash("ns", "a") != explicitKeyHash("ns/a") || keyHash("", "a") != explicitKeyHash("a") {
+	if keyHash("ns", "a") != storeKeyHash("ns/a") || keyHash("", "a") != storeKeyHash("a") {
 		t.Error("an object's key hash differs from its store key's")
+	}
+	digest, _ := objectKey(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
+	if keyHash("ns", "a") != digestHash(string(digest.(cache.ExplicitKey))) {
+		t.Error("an object's key hash differs from its digest key's (the key informer's notifications)")
 	}
 }

@@ -177,6 +177,23 @@ func TestDeliveryLagIsALowerBoundWithSlowProbes(t *testing.T) {
 // #15.5: events held through a probe outage do not count as delivered at
 // once: their delay cannot be bounded, and the signal says so.
 func TestEventsHeldThroughAProbeOutageAreNotZero(t *testing.T) {
+	w, rvs := heldThroughProbeOutage(t)
+	for i, rv := range rvs {
+		w.deliver(300+float64(i)*0.001, watch.Modified, rv) // each held 200-299s
+	}
+	h := w.tr.deliveryLag.(prometheus.Histogram)
+	if n, sum := histogram(t, h); n > 0 && sum/float64(n) < 200 {
+		t.Errorf("%d held events recorded with mean delivery lag %vs; they were held 200-299s", n, sum/float64(n))
+	}
+	if got := testutil.ToFloat64(w.mon.metrics.DeliveryUnbounded.WithLabelValues(w.tr.name)); got != 100 {
+		t.Errorf("unbounded deliveries %v; want 100", got)
+	}
+}
+
+// heldThroughProbeOutage is a synced world whose head probe fails from 1s
+// to 295s while 100 writes commit, one a second, and are held: their RVs,
+// not yet delivered.
+func heldThroughProbeOutage(t *testing.T) (*world, []uint64) {
 	w := newWorld(t, 100)
 	w.probe(0)
 	w.sync(0.1)
@@ -189,16 +206,7 @@ func TestEventsHeldThroughAProbeOutageAreNotZero(t *testing.T) {
 	for s := 5.0; s <= 295; s += 5 {
 		w.probe(s)
 	}
-	for i, rv := range rvs {
-		w.deliver(300+float64(i)*0.001, watch.Modified, rv) // each held 200-299s
-	}
-	h := w.tr.deliveryLag.(prometheus.Histogram)
-	if n, sum := histogram(t, h); n > 0 && sum/float64(n) < 200 {
-		t.Errorf("%d held events recorded with mean delivery lag %vs; they were held 200-299s", n, sum/float64(n))
-	}
-	if got := testutil.ToFloat64(w.mon.metrics.DeliveryUnbounded.WithLabelValues(w.tr.name)); got != 100 {
-		t.Errorf("unbounded deliveries %v; want 100", got)
-	}
+	return w, rvs
 }
 
 // #15.6: relists are counted, not list attempts.
@@ -550,18 +558,7 @@ func TestOldHistoryDoesNotReseedFreshness(t *testing.T) {
 // arrive, the first sample after the outage bounds their commit only to
 // "somewhere in the outage": still unknown, not a delay of ~0.
 func TestEventsHeldThroughAProbeOutageWhenTheProbeRecoversFirst(t *testing.T) {
-	w := newWorld(t, 100)
-	w.probe(0)
-	w.sync(0.1)
-	w.probeErr = errors.New("connection refused")
-	var rvs []uint64
-	for s := 1.0; s <= 100; s++ {
-		w.at(s)
-		rvs = append(rvs, w.write())
-	}
-	for s := 5.0; s <= 295; s += 5 {
-		w.probe(s)
-	}
+	w, rvs := heldThroughProbeOutage(t)
 	w.probeErr = nil
 	w.probe(300)
 	for i, rv := range rvs {
