@@ -145,26 +145,28 @@ func unitWord(unit string) string {
 func Overview(cfg Config) (dashboard.Dashboard, error) {
 	return build(cfg, uidOverview, "rvsync / Overview",
 		"Are the informer caches of the selected resources in sync with the API server?",
-		func(c Config, b *dashboard.DashboardBuilder) {
-			b.WithRow(row("Now"))
-			for _, p := range c.overviewStats() {
-				b.WithPanel(p)
+		func(c Config, b *board) {
+			b.row("Now", "")
+			b.panels("", c.resourceStats()...)
+			for _, o := range c.enabledSLOs() {
+				b.panels(o.Name, c.sloStat(o))
 			}
-			b.WithRow(row("Error budget and worst resources"))
-			b.WithPanel(c.budgetStat())
-			b.WithPanel(c.worstResources())
-			b.WithRow(row("Trends"))
-			for _, p := range c.overviewTrends() {
-				b.WithPanel(p)
+			b.panels("", c.versionStat())
+			b.row("Error budget and worst resources", "")
+			b.panels("", c.budgetStat(), c.worstResources())
+			b.row("Trends", "")
+			for _, o := range c.enabledSLOs() {
+				b.panels(o.Name, c.trend(o))
 			}
+			b.panels("", c.relists(), c.regressions(), c.unconverged(), c.watchErrors())
 		})
 }
 
-// overviewStats are the "Now" row: resources in sync, one stat per enabled
-// SLO with thresholds at its limit, and the exporters' versions.
-func (c Config) overviewStats() []cog.Builder[dashboard.Panel] {
+// resourceStats open the "Now" row: resources in sync and not ok. One
+// stat per enabled SLO (sloStat) and the exporters' versions follow.
+func (c Config) resourceStats() []cog.Builder[dashboard.Panel] {
 	synced := c.series(catalog.InformerSynced, "")
-	panels := []cog.Builder[dashboard.Panel]{
+	return []cog.Builder[dashboard.Panel]{
 		defaultStat("Resources in sync",
 			"Selected resources whose informer has completed its initial list, against all selected resources. Good: both numbers equal.",
 			unitNone, thresholds(green)).
@@ -177,16 +179,23 @@ func (c Config) overviewStats() []cog.Builder[dashboard.Panel] {
 			GraphMode(common.BigValueGraphModeNone).
 			WithTarget(prometheusQuery(aggregate("sum", nil, c.notOK()), "not ok")),
 	}
-	for _, o := range c.enabledSLOs() {
-		s := signal(o)
-		panels = append(panels, defaultStat(s.title(c, o)+", worst", s.description+" Shows the worst selected resource."+goodBelow(o, s.unit), s.unit, upTo(limitOf(o))).
-			WithTarget(prometheusQuery(s.expr(c, o, nil), "worst")))
-	}
-	return append(panels, defaultStat("Exporters by version",
+}
+
+// sloStat shows an SLO's signal for the worst selected resource, with
+// thresholds at its limit.
+func (c Config) sloStat(o slo.SLO) cog.Builder[dashboard.Panel] {
+	s := signal(o)
+	return defaultStat(s.title(c, o)+", worst", s.description+" Shows the worst selected resource."+goodBelow(o, s.unit), s.unit, upTo(limitOf(o))).
+		WithTarget(prometheusQuery(s.expr(c, o, nil), "worst"))
+}
+
+// versionStat counts the running exporters by version.
+func (c Config) versionStat() cog.Builder[dashboard.Panel] {
+	return defaultStat("Exporters by version",
 		"Running rvsync exporters (or controllers embedding pkg/probe) by version. Good: at least one, all on the same version.",
 		unitNone, thresholds(red, step{1, green})).
 		TextMode(common.BigValueTextModeValueAndName).GraphMode(common.BigValueGraphModeNone).
-		WithTarget(prometheusQuery(aggregate("count", []string{catalog.LabelVersion}, c.series(catalog.BuildInfo, "")), label(catalog.LabelVersion))))
+		WithTarget(prometheusQuery(aggregate("count", []string{catalog.LabelVersion}, c.series(catalog.BuildInfo, "")), label(catalog.LabelVersion)))
 }
 
 // budgetStat shows the error budget left per SLO, worst resource.
@@ -203,9 +212,9 @@ func (c Config) budgetStat() cog.Builder[dashboard.Panel] {
 // resource's name opens its resource dashboard.
 func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 	var cols []column
-	for _, o := range c.enabledSLOs() {
+	for _, o := range c.Spec.SLOs { // a disabled SLO's column is left out, keeping the others' ref IDs
 		s := signal(o)
-		cols = append(cols, column{name: s.title(c, o), unit: s.unit, expr: s.expr(c, o, c.by())})
+		cols = append(cols, column{name: s.title(c, o), unit: s.unit, expr: s.expr(c, o, c.by()), slo: o.Name})
 	}
 	cols = append(cols,
 		column{name: "Synced", unit: unitNone, expr: aggregate("min", c.by(), c.series(catalog.InformerSynced, ""))},
@@ -213,20 +222,10 @@ func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 		column{name: "Objects", unit: unitObjects, expr: aggregate("sum", c.by(), c.series(catalog.Objects, ""))},
 		column{name: "Relists/s", unit: unitOpsPerSec, expr: c.rate(catalog.Relists, "", c.by())},
 	)
-	return defaultTable("Resources, worst first",
+	return c.defaultTable("Resources, worst first",
 		"One row per selected resource with its current SLO signals, whether its informer is synced, whether its state is not ok (1: some signals unknown, see Resources not ok), its cached objects and its relist rate; sorted by the first column, worst first. Good: every signal below its SLO threshold, Synced 1, Not ok 0, relists near 0.",
 		nil, cols...).Span(16).
 		OverrideByName(catalog.LabelResource, []dashboard.DynamicConfigValue{c.resourceLink()})
-}
-
-// overviewTrends are the time series of the "Trends" row: each SLO's
-// signal, then relists, regressions, convergence and watch errors.
-func (c Config) overviewTrends() []cog.Builder[dashboard.Panel] {
-	var panels []cog.Builder[dashboard.Panel]
-	for _, o := range c.enabledSLOs() {
-		panels = append(panels, c.trend(o))
-	}
-	return append(panels, c.relists(), c.regressions(), c.unconverged(), c.watchErrors())
 }
 
 // trend is the time series of an SLO's signal by resource, with the SLO

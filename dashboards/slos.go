@@ -25,14 +25,12 @@ const alertsSeries = "ALERTS"
 func SLOs(cfg Config) (dashboard.Dashboard, error) {
 	return build(cfg, uidSLOs, "rvsync / SLOs",
 		"Service-level objectives of informer cache sync, per resource: SLI against objective, burn rates, error budget and alerts.",
-		func(c Config, b *dashboard.DashboardBuilder) {
-			b.WithRow(row("Alerts"))
-			b.WithPanel(c.alertsTable())
+		func(c Config, b *board) {
+			b.row("Alerts", "")
+			b.panels("", c.alertsTable())
 			for _, o := range c.enabledSLOs() {
-				b.WithRow(row(c.sloTitle(o)))
-				for _, p := range c.sloPanels(o) {
-					b.WithPanel(p)
-				}
+				b.row(c.sloTitle(o), o.Name)
+				b.panels(o.Name, c.sloPanels(o)...)
 			}
 		})
 }
@@ -45,7 +43,7 @@ func (c Config) sloTitle(o slo.SLO) string {
 
 // alertsTable lists the pending and firing SLO alerts of the selection.
 func (c Config) alertsTable() cog.Builder[dashboard.Panel] {
-	return defaultTable("SLO alerts",
+	return c.defaultTable("SLO alerts",
 		"Burn-rate alerts of the SLOs that are pending or firing now for the selected resources, with their severity (page or ticket) and windows. Good: empty.",
 		[]string{"__name__"},
 		column{name: "Active", unit: unitNone, expr: c.rule(alertsSeries, promql.Neq(slo.LabelSLO, ""))}).

@@ -19,7 +19,9 @@ import (
 // settings reach the threshold lines, the queries and the texts, as they
 // reach the rules; the series carry a cluster label only when cluster.name
 // or cluster.external says so, else the dashboards are the single-cluster
-// ones (the cluster variable hidden).
+// ones (the cluster variable hidden); a disabled SLO's panels, table
+// column and threshold lines are left out and the other panels laid out
+// and numbered as the generator does.
 func TestDashboardsFollowValues(t *testing.T) {
 	testenv.SkipShort(t, "helm")
 	tests := []struct {
@@ -58,6 +60,43 @@ func TestDashboardsFollowValues(t *testing.T) {
 			s.Symptoms.StalledAfterSeconds, s.Symptoms.StalledFor = 600, "3m"
 			return s
 		},
+	}, {
+		name:   "an SLO off: its panels, table column and threshold lines go, the rest moves up",
+		values: map[string]any{"slo": map[string]any{"rvLag": map[string]any{"enabled": false}}},
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			disable(&s, slo.RVLag)
+			return s
+		},
+		single: true,
+	}, {
+		name: "the first SLO off and the canary off (the table sorts by the next column)",
+		values: map[string]any{
+			"cluster": map[string]any{"name": "eu-1"},
+			"canary":  map[string]any{"enabled": false},
+			"slo":     map[string]any{"listLatency": map[string]any{"enabled": false}, "rvLag": map[string]any{"objective": 0.95, "thresholdRevisions": 1000}},
+		},
+		spec: func(t *testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			disable(&s, slo.ListLatency, slo.CanaryDelivery) // canary.enabled=false drops its SLO
+			setSLO(t, &s, slo.RVLag, 0.95, 1000)
+			return s
+		},
+	}, {
+		name: "every SLO off",
+		values: map[string]any{"slo": map[string]any{
+			"listLatency":    map[string]any{"enabled": false},
+			"canaryDelivery": map[string]any{"enabled": false},
+			"cacheStaleness": map[string]any{"enabled": false},
+			"rvLag":          map[string]any{"enabled": false},
+			"staleReads":     map[string]any{"enabled": false},
+		}},
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			disable(&s, slo.Names()...)
+			return s
+		},
+		single: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
