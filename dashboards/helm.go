@@ -32,7 +32,7 @@ var helmSLOs = []struct {
 	{slo.CanaryDelivery, "canaryDelivery", "thresholdSeconds", "$.Values.canary.enabled", 0.01, 0.9222},
 	{slo.CacheStaleness, "cacheStaleness", "thresholdSeconds", "", 7777, 0.9333},
 	{slo.RVLag, "rvLag", "thresholdRevisions", "", 8888, 0.9444},
-	{slo.StaleReads, "staleReads", "", "", 0, 0},
+	{slo.StaleReads, "staleReads", "", "", 0, 0.9555}, // no threshold: its line is 1 - objective
 }
 
 const (
@@ -87,9 +87,7 @@ func RenderHelmTemplates() (map[string][]byte, error) {
 				continue
 			}
 			header += fmt.Sprintf(" %q %s", h.name, helmEnabled(h.key, h.condition))
-			if h.thresholdKey != "" {
-				spec.SLOs[i].Threshold, spec.SLOs[i].Objective = h.threshold, h.objective
-			}
+			spec.SLOs[i].Threshold, spec.SLOs[i].Objective = h.threshold, h.objective
 		}
 	}
 	header += " }}\n"
@@ -123,15 +121,20 @@ func RenderHelmTemplates() (map[string][]byte, error) {
 		{promql.Num(helmStalledAfter), "{{ $s.symptoms.stalledAfterSeconds }}"},
 	}
 	for _, h := range helmSLOs {
-		if h.thresholdKey == "" {
-			continue
-		}
 		v := "$s." + h.key
+		threshold := fmt.Sprintf("%s.%s", v, h.thresholdKey)
+		if h.thresholdKey == "" { // the line is the share of bad events the objective allows (limitOf)
+			threshold = fmt.Sprintf("(subf 1 %s.objective)", v)
+		}
+		limit := limitOf(slo.SLO{Name: h.name, Threshold: h.threshold, Objective: h.objective})
 		rs = append(rs,
-			struct{ sentinel, action string }{promql.Num(h.threshold), fmt.Sprintf("{{ %s.%s }}", v, h.thresholdKey)},
+			struct{ sentinel, action string }{promql.Num(limit), fmt.Sprintf("{{ %s }}", strings.Trim(threshold, "()"))},
 			struct{ sentinel, action string }{promql.Num(h.objective), fmt.Sprintf("{{ %s.objective }}", v)},
 			struct{ sentinel, action string }{promql.Num(h.objective * 100), fmt.Sprintf("{{ mulf %s.objective 100 }}", v)},
 		)
+		if h.thresholdKey == "" {
+			rs = append(rs, struct{ sentinel, action string }{promql.Num(limit * 100), fmt.Sprintf("{{ mulf %s 100 }}", threshold)})
+		}
 	}
 	found := map[string]bool{}
 	out := map[string][]byte{}

@@ -4,6 +4,7 @@ package dashboards
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -112,10 +113,11 @@ func goodBelow(o slo.SLO, unit string) string {
 
 // limitOf is the line an SLO's signal should stay under: its threshold, or
 // for an SLO without one (it counts bad events directly) the share of bad
-// events its objective allows.
+// events its objective allows, rounded to 12 decimals so that 99 % allows
+// 1 %, not the 1.0000000000000009 % of float subtraction.
 func limitOf(o slo.SLO) float64 {
 	if d, ok := slo.SLIOf(o.Name); ok && !d.Thresholded() {
-		return 1 - o.Objective
+		return math.Round((1-o.Objective)*1e12) / 1e12
 	}
 	return o.Threshold
 }

@@ -47,6 +47,7 @@ func TestDashboardsFollowValues(t *testing.T) {
 				"canaryDelivery": map[string]any{"objective": 0.9, "thresholdSeconds": 2.5},
 				"cacheStaleness": map[string]any{"objective": 0.999, "thresholdSeconds": 15},
 				"rvLag":          map[string]any{"objective": 0.95, "thresholdRevisions": 1000},
+				"staleReads":     map[string]any{"objective": 0.95},
 				"symptoms":       map[string]any{"stalledAfterSeconds": 600, "stalledFor": "3m"},
 			},
 		},
@@ -57,6 +58,7 @@ func TestDashboardsFollowValues(t *testing.T) {
 			setSLO(t, &s, slo.CanaryDelivery, 0.9, 2.5)
 			setSLO(t, &s, slo.CacheStaleness, 0.999, 15)
 			setSLO(t, &s, slo.RVLag, 0.95, 1000)
+			setSLO(t, &s, slo.StaleReads, 0.95, 0)
 			s.Symptoms.StalledAfterSeconds, s.Symptoms.StalledFor = 600, "3m"
 			return s
 		},
