@@ -130,10 +130,10 @@ func RenderHelmTemplates() (map[string][]byte, error) {
 		rs = append(rs,
 			struct{ sentinel, action string }{promql.Num(limit), fmt.Sprintf("{{ %s }}", strings.Trim(threshold, "()"))},
 			struct{ sentinel, action string }{promql.Num(h.objective), fmt.Sprintf("{{ %s.objective }}", v)},
-			struct{ sentinel, action string }{promql.Num(h.objective * 100), fmt.Sprintf("{{ mulf %s.objective 100 }}", v)},
+			struct{ sentinel, action string }{percent(h.objective), fmt.Sprintf("{{ mulf %s.objective 100 }}", v)},
 		)
 		if h.thresholdKey == "" {
-			rs = append(rs, struct{ sentinel, action string }{promql.Num(limit * 100), fmt.Sprintf("{{ mulf %s 100 }}", threshold)})
+			rs = append(rs, struct{ sentinel, action string }{percent(limit), fmt.Sprintf("{{ mulf %s 100 }}", threshold)})
 		}
 	}
 	found := map[string]bool{}

@@ -108,7 +108,7 @@ func signal(o slo.SLO) sloSignal { return sloSignals[o.Name] }
 // goodBelow says what good looks like for a lower-is-better SLO signal.
 func goodBelow(o slo.SLO, unit string) string {
 	return fmt.Sprintf(" Good: at most %s (SLO %q, objective %s%%); red at or above it.",
-		amount(limitOf(o), unit), o.Name, promql.Num(o.Objective*100))
+		amount(limitOf(o), unit), o.Name, percent(o.Objective))
 }
 
 // limitOf is the line an SLO's signal should stay under: its threshold, or
@@ -125,10 +125,15 @@ func limitOf(o slo.SLO) float64 {
 // amount writes a value with its unit in prose.
 func amount(v float64, unit string) string {
 	if unit == unitPercent {
-		return promql.Num(v*100) + " %"
+		return percent(v) + " %"
 	}
 	return promql.Num(v) + " " + unitWord(unit)
 }
+
+// percent writes a share as a percentage, rounded to 9 decimals: an
+// objective of 0.901 is 90.1 %, not the 90.10000000000001 of float
+// multiplication (the chart's templates compute it in decimal).
+func percent(v float64) string { return promql.Num(math.Round(v*1e11) / 1e9) }
 
 // unitWord names a unit in prose.
 func unitWord(unit string) string {

@@ -38,7 +38,7 @@ func SLOs(cfg Config) (dashboard.Dashboard, error) {
 // sloTitle names an SLO with its objective and threshold.
 func (c Config) sloTitle(o slo.SLO) string {
 	s := signal(o)
-	return fmt.Sprintf("SLO %s: %s%% %s ≤ %s%s", o.Name, promql.Num(o.Objective*100), o.Kind, amount(limitOf(o), s.unit), s.above)
+	return fmt.Sprintf("SLO %s: %s%% %s ≤ %s%s", o.Name, percent(o.Objective), o.Kind, amount(limitOf(o), s.unit), s.above)
 }
 
 // alertsTable lists the pending and firing SLO alerts of the selection.
@@ -56,7 +56,7 @@ func (c Config) sloPanels(o slo.SLO) []cog.Builder[dashboard.Panel] {
 	budget := fmt.Sprintf("%s error budget", c.Spec.BudgetPeriod)
 	return []cog.Builder[dashboard.Panel]{
 		defaultStat(fmt.Sprintf("SLI over %s", c.Spec.BudgetPeriod),
-			fmt.Sprintf("Share of good %s over the budget period, per resource. Good: at or above the objective %s%% (green); red below it.", sliUnit(o), promql.Num(o.Objective*100)),
+			fmt.Sprintf("Share of good %s over the budget period, per resource. Good: at or above the objective %s%% (green); red below it.", sliUnit(o), percent(o.Objective)),
 			unitPercent, atLeast(o.Objective)).
 			Span(6).Height(panelHeight).Decimals(2).
 			WithTarget(prometheusQuery(c.sli(o.Name, c.Spec.BudgetPeriod), resource)),

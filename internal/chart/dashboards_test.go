@@ -43,22 +43,22 @@ func TestDashboardsFollowValues(t *testing.T) {
 			"cluster": map[string]any{"label": "k8s_cluster", "external": true},
 			"slo": map[string]any{
 				"selector":       `job="rvsync-slo", namespace="monitoring"`,
-				"listLatency":    map[string]any{"objective": 0.99, "thresholdSeconds": 1},
+				"listLatency":    map[string]any{"objective": 0.901, "thresholdSeconds": 1}, // 0.901*100 is 90.10000000000001 in float
 				"canaryDelivery": map[string]any{"objective": 0.9, "thresholdSeconds": 2.5},
 				"cacheStaleness": map[string]any{"objective": 0.999, "thresholdSeconds": 15},
 				"rvLag":          map[string]any{"objective": 0.95, "thresholdRevisions": 1000},
-				"staleReads":     map[string]any{"objective": 0.95},
+				"staleReads":     map[string]any{"objective": 0.906}, // 1-0.906 is 0.09399999999999997
 				"symptoms":       map[string]any{"stalledAfterSeconds": 600, "stalledFor": "3m"},
 			},
 		},
 		spec: func(t *testing.T) slo.Spec {
 			s := slo.DefaultSpec()
 			s.ClusterLabel, s.Selector = "k8s_cluster", `job="rvsync-slo", namespace="monitoring"`
-			setSLO(t, &s, slo.ListLatency, 0.99, 1)
+			setSLO(t, &s, slo.ListLatency, 0.901, 1)
 			setSLO(t, &s, slo.CanaryDelivery, 0.9, 2.5)
 			setSLO(t, &s, slo.CacheStaleness, 0.999, 15)
 			setSLO(t, &s, slo.RVLag, 0.95, 1000)
-			setSLO(t, &s, slo.StaleReads, 0.95, 0)
+			setSLO(t, &s, slo.StaleReads, 0.906, 0)
 			s.Symptoms.StalledAfterSeconds, s.Symptoms.StalledFor = 600, "3m"
 			return s
 		},
