@@ -43,8 +43,8 @@ func TestDashboardsFollowValues(t *testing.T) {
 			"cluster": map[string]any{"label": "k8s_cluster", "external": true},
 			"slo": map[string]any{
 				"selector":       `job="rvsync-slo", namespace="monitoring"`,
-				"listLatency":    map[string]any{"objective": 0.901, "thresholdSeconds": 1}, // 0.901*100 is 90.10000000000001 in float
-				"canaryDelivery": map[string]any{"objective": 0.9, "thresholdSeconds": 2.5},
+				"listLatency":    map[string]any{"objective": 0.901, "thresholdSeconds": 1},     // 0.901*100 is 90.10000000000001 in float
+				"canaryDelivery": map[string]any{"objective": 0.99995, "thresholdSeconds": 2.5}, // p99.995, not p100
 				"cacheStaleness": map[string]any{"objective": 0.999, "thresholdSeconds": 15},
 				"rvLag":          map[string]any{"objective": 0.95, "thresholdRevisions": 1000},
 				"staleReads":     map[string]any{"objective": 0.906}, // 1-0.906 is 0.09399999999999997
@@ -55,7 +55,7 @@ func TestDashboardsFollowValues(t *testing.T) {
 			s := slo.DefaultSpec()
 			s.ClusterLabel, s.Selector = "k8s_cluster", `job="rvsync-slo", namespace="monitoring"`
 			setSLO(t, &s, slo.ListLatency, 0.901, 1)
-			setSLO(t, &s, slo.CanaryDelivery, 0.9, 2.5)
+			setSLO(t, &s, slo.CanaryDelivery, 0.99995, 2.5)
 			setSLO(t, &s, slo.CacheStaleness, 0.999, 15)
 			setSLO(t, &s, slo.RVLag, 0.95, 1000)
 			setSLO(t, &s, slo.StaleReads, 0.906, 0)
