@@ -43,6 +43,7 @@ type truth struct {
 	lists      []timedCall
 	writes     []*truthWrite
 	deliveries []delivery // of the canary object, in watch (= RV) order
+	reached    []delivery // each time the informer first reached a higher RV (any configmap)
 	synced     bool
 	counts     informerCounts
 }
@@ -52,13 +53,15 @@ type timedCall struct {
 	at  time.Time
 	d   time.Duration
 	err error
+	rv  uint64 // of a List's answer
 }
 
 // truthWrite is one write of the truth canary.
 type truthWrite struct {
-	sent time.Time
-	rv   uint64 // 0 until it answered, or when it failed
-	err  error
+	sent  time.Time
+	acked time.Time // when its answer arrived
+	rv    uint64    // 0 until it answered, or when it failed
+	err   error
 }
 
 type delivery struct {
@@ -146,10 +149,14 @@ func (g *truth) probe(client metadata.Interface) func(context.Context) {
 	res := client.Resource(corev1.SchemeGroupVersion.WithResource("configmaps"))
 	return func(ctx context.Context) {
 		start := time.Now()
-		_, err := res.List(ctx, metav1.ListOptions{Limit: 1})
+		l, err := res.List(ctx, metav1.ListOptions{Limit: 1})
 		d := time.Since(start)
+		var rv uint64
+		if err == nil {
+			rv, err = strconv.ParseUint(l.ResourceVersion, 10, 64)
+		}
 		g.mu.Lock()
-		g.lists = append(g.lists, timedCall{at: start, d: d, err: err})
+		g.lists = append(g.lists, timedCall{at: start, d: d, err: err, rv: rv})
 		g.mu.Unlock()
 	}
 }
@@ -168,8 +175,9 @@ func (g *truth) write(c kubernetes.Interface, ns string) func(context.Context) {
 		if err == nil {
 			rv, err = strconv.ParseUint(cm.ResourceVersion, 10, 64)
 		}
+		acked := time.Now()
 		g.mu.Lock()
-		w.rv, w.err = rv, err
+		w.rv, w.err, w.acked = rv, err, acked
 		g.mu.Unlock()
 	}
 }
@@ -205,8 +213,11 @@ func (g *truth) informer(client metadata.Interface, ns string) cache.SharedIndex
 		count(func(c *informerCounts) { c.watchErrors++ })
 	})
 	seen := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
 		m, ok := obj.(*metav1.PartialObjectMetadata)
-		if !ok || m.Namespace != ns || m.Name != truthCanary {
+		if !ok {
 			return
 		}
 		now := time.Now()
@@ -215,10 +226,17 @@ func (g *truth) informer(client metadata.Interface, ns string) cache.SharedIndex
 			return
 		}
 		g.mu.Lock()
-		g.deliveries = append(g.deliveries, delivery{rv: rv, at: now})
-		g.mu.Unlock()
+		defer g.mu.Unlock()
+		if n := len(g.reached); n == 0 || rv > g.reached[n-1].rv {
+			g.reached = append(g.reached, delivery{rv: rv, at: now})
+		}
+		if m.Namespace == ns && m.Name == truthCanary {
+			g.deliveries = append(g.deliveries, delivery{rv: rv, at: now})
+		}
 	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, o any) { seen(o) }})
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: seen, UpdateFunc: func(_, o any) { seen(o) }, DeleteFunc: seen,
+	})
 	return inf
 }
 
@@ -283,8 +301,12 @@ func within(at, from, to time.Time) bool { return !at.Before(from) && at.Before(
 
 // deliveredAt returns when the informer first delivered the canary object
 // at or past rv.
-func (g *truth) deliveredAt(rv uint64) (time.Time, bool) {
-	i, _ := slices.BinarySearchFunc(g.deliveries, rv, func(d delivery, rv uint64) int {
+func (g *truth) deliveredAt(rv uint64) (time.Time, bool) { return firstAtLeast(g.deliveries, rv) }
+
+// firstAtLeast returns the time of the first of ds (in RV order) at or past
+// rv.
+func firstAtLeast(ds []delivery, rv uint64) (time.Time, bool) {
+	i, _ := slices.BinarySearchFunc(ds, rv, func(d delivery, rv uint64) int {
 		switch {
 		case d.rv < rv:
 			return -1
@@ -293,10 +315,10 @@ func (g *truth) deliveredAt(rv uint64) (time.Time, bool) {
 		}
 		return 0
 	})
-	if i == len(g.deliveries) {
+	if i == len(ds) {
 		return time.Time{}, false
 	}
-	return g.deliveries[i].at, true
+	return ds[i].at, true
 }
 
 // canaryLatencies summarizes the writes sent in [from, to), as the
@@ -324,24 +346,63 @@ func (g *truth) canaryLatencies(from, to time.Time) latencies {
 	return summarize(calls, from, to)
 }
 
-// maxStaleness is the largest staleness over [from, to] that the truth
-// canary proves: at any time, the age of the newest write known delivered
-// (the cache then held everything committed before that write was sent).
-// Staleness rises until a delivery proves a newer write, so its maxima lie
-// just before deliveries and at the end of the window.
-func (g *truth) maxStaleness(from, to time.Time) time.Duration {
+// staleness is the largest staleness over [from, to] that the truth
+// proves, as a range: at any time, the age of the newest instant as of which
+// the cache is known to have held everything committed. Staleness rises
+// until a proof arrives, so its maxima lie just before proofs and at the end
+// of the window.
+//
+// high is proven by the truth canary alone: a delivered write proves the
+// cache fresh as of its sending (it committed later). low also takes each
+// write's latest possible commit, min(acked, delivered), and the truth's
+// Lists as the exporter takes its head probes: a consistent List sent at s
+// that answered RV r proves the cache fresh as of s once the informer
+// reached r. In an etcd election the two differ by seconds: writes wait
+// until the election ends while a List sent in it answers the old head,
+// which the informer already holds.
+type staleness struct{ low, high time.Duration }
+
+// proof says that, from at on, the cache is known fresh as of fresh.
+type proof struct{ at, fresh time.Time }
+
+func (g *truth) staleness(from, to time.Time) staleness {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	type proof struct{ at, fresh time.Time }
-	var proofs []proof
+	var early, late []proof
 	for _, w := range g.writes {
 		if w.rv == 0 {
 			continue
 		}
 		if at, ok := g.deliveredAt(w.rv); ok {
-			proofs = append(proofs, proof{at: at, fresh: w.sent})
+			late = append(late, proof{at: at, fresh: w.sent})
+			committed := at
+			if w.acked.Before(committed) {
+				committed = w.acked
+			}
+			early = append(early, proof{at: at, fresh: committed})
 		}
 	}
+	for _, c := range g.lists {
+		if c.err != nil {
+			continue
+		}
+		if at, ok := firstAtLeast(g.reached, c.rv); ok {
+			early = append(early, proof{at: later(at, c.at.Add(c.d)), fresh: c.at})
+		}
+	}
+	return staleness{low: worstStaleness(early, from, to), high: worstStaleness(late, from, to)}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// worstStaleness is the largest staleness over [from, to] that proofs
+// leave.
+func worstStaleness(proofs []proof, from, to time.Time) time.Duration {
 	slices.SortFunc(proofs, func(a, b proof) int { return a.at.Compare(b.at) })
 	var fresh time.Time
 	var worst time.Duration
@@ -360,6 +421,40 @@ func (g *truth) maxStaleness(from, to time.Time) time.Duration {
 		worst = max(worst, to.Sub(fresh))
 	}
 	return worst
+}
+
+// sustainedList is the longest wait that every List the truth sent within
+// some stretch of length span of [from, to) went through: the shortest
+// duration among the Lists sent in the stretch, maximized over stretches.
+// A request sampler that sends at least once per span (the exporter's head
+// probe) sent one of its own into that stretch and waited as long, where
+// a single slow List of the truth (one caught in a retry) proves nothing
+// about the sampler. Failed Lists are left out.
+func (g *truth) sustainedList(from, to time.Time, span time.Duration) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var calls []timedCall
+	for _, c := range g.lists {
+		if c.err == nil && within(c.at, from, to) {
+			calls = append(calls, c)
+		}
+	}
+	slices.SortFunc(calls, func(a, b timedCall) int { return a.at.Compare(b.at) })
+	var best time.Duration
+	for i, c := range calls {
+		if c.at.Add(span).After(to) {
+			break // the stretch would reach past the window
+		}
+		shortest := c.d
+		for _, o := range calls[i+1:] {
+			if o.at.After(c.at.Add(span)) {
+				break
+			}
+			shortest = min(shortest, o.d)
+		}
+		best = max(best, shortest)
+	}
+	return best
 }
 
 // latencies summarizes the durations of one kind of request in a window,

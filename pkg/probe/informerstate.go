@@ -57,6 +57,9 @@ type informerState struct {
 	watching     bool      // a watch is open
 	lastDelivery time.Time // latest event, bookmark or list end
 	bookmarkRef  time.Time // latest bookmark, or the watch's start
+	// preTimeout is when kube-apiserver sends the open watch's last
+	// bookmark, 2s before the timeout the watch asked for; zero: none asked.
+	preTimeout time.Time
 	periods      [5]time.Duration
 	nPeriods     int
 	peaks        []proofPeak // staleness just before bookmark proofs, newest last
@@ -548,19 +551,28 @@ func (s *informerState) failList(err error) {
 	s.t.metrics.ListErrors.WithLabelValues(s.t.name, reasonOf(err)).Inc()
 }
 
-// watchStarted is called when a watch (not a watch-list) opened.
-func (s *informerState) watchStarted(now time.Time) {
+// watchStarted is called when a watch (not a watch-list) opened; deadline
+// is when its timeout ends it (zero: none).
+func (s *informerState) watchStarted(now, deadline time.Time) {
 	s.t.watchStarts.Inc()
-	s.watchOpened(now)
+	s.watchOpened(now, deadline)
 }
 
 // watchOpened is called when a watch, or a watch-list past its initial
-// events, streams: bookmarks are due from now on.
-func (s *informerState) watchOpened(now time.Time) {
+// events, streams: bookmarks are due from now on, and one just before
+// deadline (zero: no timeout asked).
+func (s *informerState) watchOpened(now, deadline time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.watching, s.bookmarkRef = true, now
+	s.watching, s.bookmarkRef, s.preTimeout = true, now, time.Time{}
+	if !deadline.IsZero() {
+		s.preTimeout = deadline.Add(-preTimeoutBookmarkLead)
+	}
 }
+
+// preTimeoutBookmarkLead is how long before a watch's timeout kube-apiserver
+// sends it a last bookmark (k8s.io/apiserver's cacheWatcher.nextBookmarkTime).
+const preTimeoutBookmarkLead = 2 * time.Second
 
 // watchEnded is called when a watch's stream ends.
 func (s *informerState) watchEnded() {
@@ -583,8 +595,9 @@ func (s *informerState) failWatch(err error) {
 }
 
 // due reports whether a freshness read would make the next bookmark prove
-// freshness: a watch is open and live, a bookmark is due within lead, no
-// read since the latest bookmark, and nothing else proved freshness lately.
+// freshness: a watch is open and live, a bookmark is due within lead (the
+// next of the cadence, or the one before the watch's timeout), no read since
+// the latest bookmark, and nothing else proved freshness lately.
 func (s *informerState) due(now time.Time, lead time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -598,7 +611,11 @@ func (s *informerState) due(now time.Time, lead time.Duration) bool {
 	case now.Sub(s.fresh) < 2*lead:
 		return false // events keep it fresh
 	}
-	return now.Sub(s.bookmarkRef) >= s.bookmarkPeriodLocked()-lead
+	next := s.bookmarkRef.Add(s.bookmarkPeriodLocked())
+	if !s.preTimeout.IsZero() && s.preTimeout.Before(next) && !s.preTimeout.Before(s.bookmarkRef) {
+		next = s.preTimeout
+	}
+	return !now.Before(next.Add(-lead))
 }
 
 // informerSnapshot is what one informer reports at a scrape.

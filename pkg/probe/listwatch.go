@@ -89,10 +89,14 @@ func (lw *listerWatcher) WatchWithContext(ctx context.Context, options metav1.Li
 		}
 		return w, err
 	}
-	if !initial {
-		s.watchStarted(start)
+	var deadline time.Time
+	if options.TimeoutSeconds != nil && *options.TimeoutSeconds > 0 {
+		deadline = start.Add(time.Duration(*options.TimeoutSeconds) * time.Second)
 	}
-	iw := &instrumentedWatch{inner: w, out: make(chan watch.Event), done: make(chan struct{}), state: s, initial: initial, start: start}
+	if !initial {
+		s.watchStarted(start, deadline)
+	}
+	iw := &instrumentedWatch{inner: w, out: make(chan watch.Event), done: make(chan struct{}), state: s, initial: initial, start: start, deadline: deadline}
 	go iw.run()
 	return iw, nil
 }
@@ -107,6 +111,7 @@ type instrumentedWatch struct {
 	state    *informerState
 	initial  bool // streaming the initial events of a watch-list
 	start    time.Time
+	deadline time.Time // when the watch's timeout ends it; zero: none
 }
 
 func (w *instrumentedWatch) ResultChan() <-chan watch.Event { return w.out }
@@ -179,7 +184,7 @@ func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 			if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 				w.initial = false
 				s.t.observeList(catalog.KindWatchList, catalog.ResultSuccess, now.Sub(w.start))
-				s.watchOpened(now) // the stream goes on as the watch
+				s.watchOpened(now, w.deadline) // the stream goes on as the watch
 				return s.endList(obj.GetResourceVersion(), now)
 			}
 			return false

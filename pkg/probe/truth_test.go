@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -641,5 +642,58 @@ func TestEarlyAndPreTimeoutBookmarksAreNotTheCadence(t *testing.T) {
 	}
 	if sn := w.snap(901); math.Abs(sn.BookmarkPeriodSeconds-60) > 1 {
 		t.Errorf("measured bookmark period %vs; the API server's cadence is 60s", sn.BookmarkPeriodSeconds)
+	}
+}
+
+// #14: a quiet resource's freshness read makes the API server's next
+// bookmark prove freshness, so it must precede every bookmark that can
+// prove it, the one kube-apiserver sends 2s before a watch's timeout too.
+// Timed from the last bookmark alone, a read due just after the
+// pre-timeout bookmark never ran: the watch ended, the new watch's first
+// bookmark came a minute later, and staleness reached two bookmark periods
+// (115s in the busy cluster on etcd's 10-minute progress interval).
+func TestFreshnessReadPrecedesThePreTimeoutBookmark(t *testing.T) {
+	w := newWorld(t, 10_000)
+	// The timeout puts the pre-timeout bookmark 50s after a regular one,
+	// just before a read timed from that one would run.
+	w.watchTimeout = 352 * time.Second
+	cacheRV := w.rv // the watch cache's RV: it moves only when a read asks etcd for progress
+	w.is.freshen = func(context.Context) (string, error) {
+		cacheRV = w.rv
+		return strconv.FormatUint(w.rv, 10), nil
+	}
+	w.probe(0)
+	w.sync(0)
+	opened, next := 0.0, 60.0 // the watch's start and its next regular bookmark
+	var worst float64
+	var worstAt int
+	for s := 1; s <= 900; s++ {
+		w.others(200) // a busy cluster; this resource is idle
+		if s%5 == 0 {
+			w.probe(float64(s))
+		}
+		w.at(float64(s))
+		var wg sync.WaitGroup
+		w.mon.freshen(context.Background(), &wg)
+		wg.Wait()
+		switch deadline := opened + w.watchTimeout.Seconds(); {
+		case float64(s) == deadline-2:
+			w.deliver(float64(s), watch.Bookmark, cacheRV)
+		case float64(s) == deadline:
+			w.endWatch(float64(s))
+			w.at(float64(s))
+			w.openWatch()
+			opened, next = float64(s), float64(s)+60
+		case float64(s) == next:
+			w.deliver(float64(s), watch.Bookmark, cacheRV)
+			next += 60
+		}
+		if sn := w.snap(float64(s) + 0.5); sn.StalenessKnown && sn.StalenessSeconds > worst {
+			worst, worstAt = sn.StalenessSeconds, s
+		}
+	}
+	// A bookmark a minute, each proving a read sent freshenLead before it.
+	if bound := 60 + freshenLead.Seconds() + 5; worst > bound {
+		t.Errorf("idle resource's staleness reached %.1fs at %ds; a read before every bookmark keeps it under %.0fs", worst, worstAt, bound)
 	}
 }
