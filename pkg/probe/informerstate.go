@@ -60,9 +60,9 @@ type informerState struct {
 	// preTimeout is when kube-apiserver sends the open watch's last
 	// bookmark, 2s before the timeout the watch asked for; zero: none asked.
 	preTimeout time.Time
-	periods      [5]time.Duration
-	nPeriods     int
-	peaks        []proofPeak // staleness just before bookmark proofs, newest last
+	periods    [5]time.Duration
+	nPeriods   int
+	peaks      []proofPeak // staleness just before bookmark proofs, newest last
 
 	listed       bool      // the first list was started (and counted)
 	listing      bool      // a list cycle is under way: its retries are not new relists
