@@ -36,6 +36,10 @@ type Config struct {
 	Refresh string
 	// TimeFrom is the start of the default time range; default "now-6h".
 	TimeFrom string
+
+	// marks, set by RenderHelmTemplates, collects the parts of the
+	// dashboards that show one SLO.
+	marks *helmMarks
 }
 
 // Dashboard UIDs without the prefix, and the file names Render returns.
@@ -96,13 +100,19 @@ func (c Config) enabledSLOs() []slo.SLO {
 	return out
 }
 
+// enabled reports whether the named SLO is in the Spec and not disabled.
+func (c Config) enabled(name string) bool {
+	o, err := c.Spec.SLO(name)
+	return err == nil && !o.Disabled
+}
+
 // threshold returns the threshold of an enabled SLO, false when the SLO is
 // absent or disabled (its panels then draw no limit line).
 func (c Config) threshold(name string) (float64, bool) {
-	o, err := c.Spec.SLO(name)
-	if err != nil || o.Disabled {
+	if !c.enabled(name) {
 		return 0, false
 	}
+	o, _ := c.Spec.SLO(name)
 	return limitOf(o), true
 }
 

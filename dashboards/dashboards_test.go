@@ -192,8 +192,19 @@ func TestVariables(t *testing.T) {
 			if hidden != c.cfg.SingleCluster {
 				t.Errorf("%s/%s: cluster variable hidden = %v, want %v", c.name, name, hidden, c.cfg.SingleCluster)
 			}
-			if vars[varResource]["multi"] != true || vars[varResource]["includeAll"] != true {
-				t.Errorf("%s/%s: resource variable not multi-select with All: %v", c.name, name, vars[varResource])
+			if vars[varResource]["multi"] != true {
+				t.Errorf("%s/%s: resource variable not multi-select: %v", c.name, name, vars[varResource])
+			}
+			// The detail dashboard opens on one resource (the canary's; with
+			// no "All", Grafana selects the query's first value when that one
+			// is not among them); the others on all of them.
+			one := name == FileName(uidResource)
+			cur, _ := path(vars[varResource], "current", "value").(string)
+			if one && (vars[varResource]["includeAll"] == true || cur != defaultResource) {
+				t.Errorf("%s/%s: resource variable defaults to %q with includeAll %v, want one resource: no All, %q", c.name, name, cur, vars[varResource]["includeAll"], defaultResource)
+			}
+			if !one && (vars[varResource]["includeAll"] != true || cur != "$__all") {
+				t.Errorf("%s/%s: resource variable defaults to %q with includeAll %v, want All", c.name, name, cur, vars[varResource]["includeAll"])
 			}
 		}
 	}

@@ -11,7 +11,9 @@
 // selector is built by one helper (Config.selector), so a custom
 // Spec.Selector or cluster label reaches every query. RenderHelmTemplates
 // writes the same dashboards as Helm templates, so the chart's values move
-// them as they move the rules.
+// them as they move the rules: build notes the parts that show one SLO, and
+// the templates keep them only while the values enable it, laying the
+// panels out as build does.
 //
 // Layout: config.go holds Config and Render; query.go the PromQL
 // expressions; panel.go the base constructors of panels, queries and

@@ -4,6 +4,7 @@ package dashboards
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -107,15 +108,16 @@ func signal(o slo.SLO) sloSignal { return sloSignals[o.Name] }
 // goodBelow says what good looks like for a lower-is-better SLO signal.
 func goodBelow(o slo.SLO, unit string) string {
 	return fmt.Sprintf(" Good: at most %s (SLO %q, objective %s%%); red at or above it.",
-		amount(limitOf(o), unit), o.Name, promql.Num(o.Objective*100))
+		amount(limitOf(o), unit), o.Name, percent(o.Objective))
 }
 
 // limitOf is the line an SLO's signal should stay under: its threshold, or
 // for an SLO without one (it counts bad events directly) the share of bad
-// events its objective allows.
+// events its objective allows, rounded to 12 decimals so that 99 % allows
+// 1 %, not the 1.0000000000000009 % of float subtraction.
 func limitOf(o slo.SLO) float64 {
 	if d, ok := slo.SLIOf(o.Name); ok && !d.Thresholded() {
-		return 1 - o.Objective
+		return math.Round((1-o.Objective)*1e12) / 1e12
 	}
 	return o.Threshold
 }
@@ -123,10 +125,15 @@ func limitOf(o slo.SLO) float64 {
 // amount writes a value with its unit in prose.
 func amount(v float64, unit string) string {
 	if unit == unitPercent {
-		return promql.Num(v*100) + " %"
+		return percent(v) + " %"
 	}
 	return promql.Num(v) + " " + unitWord(unit)
 }
+
+// percent writes a share as a percentage, rounded to 9 decimals: an
+// objective of 0.901 is 90.1 %, not the 90.10000000000001 of float
+// multiplication (the chart's templates compute it in decimal).
+func percent(v float64) string { return promql.Num(math.Round(v*1e11) / 1e9) }
 
 // unitWord names a unit in prose.
 func unitWord(unit string) string {
@@ -145,26 +152,28 @@ func unitWord(unit string) string {
 func Overview(cfg Config) (dashboard.Dashboard, error) {
 	return build(cfg, uidOverview, "rvsync / Overview",
 		"Are the informer caches of the selected resources in sync with the API server?",
-		func(c Config, b *dashboard.DashboardBuilder) {
-			b.WithRow(row("Now"))
-			for _, p := range c.overviewStats() {
-				b.WithPanel(p)
+		func(c Config, b *board) {
+			b.row("Now", "")
+			b.panels("", c.resourceStats()...)
+			for _, o := range c.enabledSLOs() {
+				b.panels(o.Name, c.sloStat(o))
 			}
-			b.WithRow(row("Error budget and worst resources"))
-			b.WithPanel(c.budgetStat())
-			b.WithPanel(c.worstResources())
-			b.WithRow(row("Trends"))
-			for _, p := range c.overviewTrends() {
-				b.WithPanel(p)
+			b.panels("", c.versionStat())
+			b.row("Error budget and worst resources", "")
+			b.panels("", c.budgetStat(), c.worstResources())
+			b.row("Trends", "")
+			for _, o := range c.enabledSLOs() {
+				b.panels(o.Name, c.trend(o))
 			}
+			b.panels("", c.relists(), c.regressions(), c.unconverged(), c.watchErrors())
 		})
 }
 
-// overviewStats are the "Now" row: resources in sync, one stat per enabled
-// SLO with thresholds at its limit, and the exporters' versions.
-func (c Config) overviewStats() []cog.Builder[dashboard.Panel] {
+// resourceStats open the "Now" row: resources in sync and not ok. One
+// stat per enabled SLO (sloStat) and the exporters' versions follow.
+func (c Config) resourceStats() []cog.Builder[dashboard.Panel] {
 	synced := c.series(catalog.InformerSynced, "")
-	panels := []cog.Builder[dashboard.Panel]{
+	return []cog.Builder[dashboard.Panel]{
 		defaultStat("Resources in sync",
 			"Selected resources whose informer has completed its initial list, against all selected resources. Good: both numbers equal.",
 			unitNone, thresholds(green)).
@@ -177,16 +186,23 @@ func (c Config) overviewStats() []cog.Builder[dashboard.Panel] {
 			GraphMode(common.BigValueGraphModeNone).
 			WithTarget(prometheusQuery(aggregate("sum", nil, c.notOK()), "not ok")),
 	}
-	for _, o := range c.enabledSLOs() {
-		s := signal(o)
-		panels = append(panels, defaultStat(s.title(c, o)+", worst", s.description+" Shows the worst selected resource."+goodBelow(o, s.unit), s.unit, upTo(limitOf(o))).
-			WithTarget(prometheusQuery(s.expr(c, o, nil), "worst")))
-	}
-	return append(panels, defaultStat("Exporters by version",
+}
+
+// sloStat shows an SLO's signal for the worst selected resource, with
+// thresholds at its limit.
+func (c Config) sloStat(o slo.SLO) cog.Builder[dashboard.Panel] {
+	s := signal(o)
+	return defaultStat(s.title(c, o)+", worst", s.description+" Shows the worst selected resource."+goodBelow(o, s.unit), s.unit, upTo(limitOf(o))).
+		WithTarget(prometheusQuery(s.expr(c, o, nil), "worst"))
+}
+
+// versionStat counts the running exporters by version.
+func (c Config) versionStat() cog.Builder[dashboard.Panel] {
+	return defaultStat("Exporters by version",
 		"Running rvsync exporters (or controllers embedding pkg/probe) by version. Good: at least one, all on the same version.",
 		unitNone, thresholds(red, step{1, green})).
 		TextMode(common.BigValueTextModeValueAndName).GraphMode(common.BigValueGraphModeNone).
-		WithTarget(prometheusQuery(aggregate("count", []string{catalog.LabelVersion}, c.series(catalog.BuildInfo, "")), label(catalog.LabelVersion))))
+		WithTarget(prometheusQuery(aggregate("count", []string{catalog.LabelVersion}, c.series(catalog.BuildInfo, "")), label(catalog.LabelVersion)))
 }
 
 // budgetStat shows the error budget left per SLO, worst resource.
@@ -203,9 +219,9 @@ func (c Config) budgetStat() cog.Builder[dashboard.Panel] {
 // resource's name opens its resource dashboard.
 func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 	var cols []column
-	for _, o := range c.enabledSLOs() {
+	for _, o := range c.Spec.SLOs { // a disabled SLO's column is left out, keeping the others' ref IDs
 		s := signal(o)
-		cols = append(cols, column{name: s.title(c, o), unit: s.unit, expr: s.expr(c, o, c.by())})
+		cols = append(cols, column{name: s.title(c, o), unit: s.unit, expr: s.expr(c, o, c.by()), slo: o.Name})
 	}
 	cols = append(cols,
 		column{name: "Synced", unit: unitNone, expr: aggregate("min", c.by(), c.series(catalog.InformerSynced, ""))},
@@ -213,20 +229,10 @@ func (c Config) worstResources() cog.Builder[dashboard.Panel] {
 		column{name: "Objects", unit: unitObjects, expr: aggregate("sum", c.by(), c.series(catalog.Objects, ""))},
 		column{name: "Relists/s", unit: unitOpsPerSec, expr: c.rate(catalog.Relists, "", c.by())},
 	)
-	return defaultTable("Resources, worst first",
+	return c.defaultTable("Resources, worst first",
 		"One row per selected resource with its current SLO signals, whether its informer is synced, whether its state is not ok (1: some signals unknown, see Resources not ok), its cached objects and its relist rate; sorted by the first column, worst first. Good: every signal below its SLO threshold, Synced 1, Not ok 0, relists near 0.",
 		nil, cols...).Span(16).
 		OverrideByName(catalog.LabelResource, []dashboard.DynamicConfigValue{c.resourceLink()})
-}
-
-// overviewTrends are the time series of the "Trends" row: each SLO's
-// signal, then relists, regressions, convergence and watch errors.
-func (c Config) overviewTrends() []cog.Builder[dashboard.Panel] {
-	var panels []cog.Builder[dashboard.Panel]
-	for _, o := range c.enabledSLOs() {
-		panels = append(panels, c.trend(o))
-	}
-	return append(panels, c.relists(), c.regressions(), c.unconverged(), c.watchErrors())
 }
 
 // trend is the time series of an SLO's signal by resource, with the SLO

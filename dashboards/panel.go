@@ -4,6 +4,7 @@ package dashboards
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
@@ -118,10 +119,12 @@ func withLimit(p *timeseries.PanelBuilder, t *dashboard.ThresholdsConfigBuilder)
 
 // sloLimit draws the threshold of the named SLO on p when the SLO is enabled.
 func (c Config) sloLimit(p *timeseries.PanelBuilder, slo string) *timeseries.PanelBuilder {
-	if t, ok := c.threshold(slo); ok {
-		return withLimit(p, upTo(t))
+	t, ok := c.threshold(slo)
+	if !ok {
+		return p
 	}
-	return p
+	c.marks.own(p, slo, []string{"fieldConfig", "defaults", "thresholds"}, []string{"fieldConfig", "defaults", "custom", "thresholdsStyle"})
+	return withLimit(p, upTo(t))
 }
 
 // percentiles adds one query per quantile of a histogram to p, per resource.
@@ -152,12 +155,15 @@ type column struct {
 	name string // header
 	unit string
 	expr string
+	slo  string // the SLO whose signal it shows: left out while it is disabled
 }
 
 // defaultTable is a full-width table with one row per label set and one
 // column per query: the instant queries are merged on their labels and
-// their values renamed to the column names.
-func defaultTable(title, description string, hidden []string, cols ...column) *table.PanelBuilder {
+// their values renamed to the column names. The table is sorted by its
+// first column. A column keeps its ref ID when a disabled SLO's column
+// before it is left out.
+func (c Config) defaultTable(title, description string, hidden []string, cols ...column) *table.PanelBuilder {
 	p := table.NewPanelBuilder().
 		Title(title).Description(description).Unit(unitNone).Datasource(datasource).
 		Span(fullWidth).Height(panelHeight).Filterable(true)
@@ -166,27 +172,34 @@ func defaultTable(title, description string, hidden []string, cols ...column) *t
 		exclude[h] = true
 	}
 	rename := map[string]any{}
+	var shown []column
+	var refs []string
 	for i, col := range cols {
+		if col.slo != "" && !c.enabled(col.slo) {
+			continue
+		}
 		ref := refID(i)
 		p = p.WithTarget(tableQuery(col.expr).RefId(ref))
 		rename["Value #"+ref] = col.name
 		p = p.OverrideByName(col.name, []dashboard.DynamicConfigValue{{Id: "unit", Value: col.unit}})
+		shown, refs = append(shown, col), append(refs, ref)
 	}
-	if len(cols) == 1 {
-		rename = map[string]any{"Value": cols[0].name}
+	if len(shown) == 1 {
+		rename = map[string]any{"Value": shown[0].name}
 	}
-	if len(cols) > 1 {
+	if len(shown) > 1 {
 		p = p.WithTransformation(dashboard.DataTransformerConfig{Id: "merge", Options: map[string]any{}})
 	}
 	p = p.WithTransformation(dashboard.DataTransformerConfig{Id: "organize", Options: map[string]any{
 		"excludeByName": exclude,
 		"renameByName":  rename,
 	}})
-	if len(cols) > 0 {
+	if len(shown) > 0 {
 		p = p.SortBy([]cog.Builder[common.TableSortByFieldState]{
-			common.NewTableSortByFieldStateBuilder().DisplayName(cols[0].name).Desc(true),
+			common.NewTableSortByFieldStateBuilder().DisplayName(shown[0].name).Desc(true),
 		})
 	}
+	c.marks.ownColumns(p, shown, refs)
 	return p
 }
 
@@ -200,8 +213,50 @@ func defaultHeatmap(title, description, unit, expr string) *heatmap.PanelBuilder
 		WithTarget(prometheusQuery(expr, label("le")).Format(prometheus.PromQueryFormatHeatmap))
 }
 
+// board lays out a dashboard's rows and panels in the order they are
+// added. Each names the SLO it shows ("" for none): the callers leave out a
+// disabled SLO's, and the chart's templates keep them only while the values
+// enable that SLO (Config.marks).
+type board struct {
+	b     *dashboard.DashboardBuilder
+	marks *helmMarks
+	n     int // rows and panels so far
+	noted []helmMark
+}
+
 // row starts a titled, expanded row; the panels added after it belong to it.
-func row(title string) *dashboard.RowBuilder { return dashboard.NewRowBuilder(title) }
+func (b *board) row(title, slo string) {
+	b.b.WithRow(dashboard.NewRowBuilder(title))
+	b.note(nil, slo)
+}
+
+// panels adds panels to the current row.
+func (b *board) panels(slo string, ps ...cog.Builder[dashboard.Panel]) {
+	for _, p := range ps {
+		b.b.WithPanel(p)
+		b.note(p, slo)
+	}
+}
+
+// note records, for the chart's templates, the SLO of the next row or
+// panel p and the parts of p that show one SLO.
+func (b *board) note(p any, slo string) {
+	at := []string{"panels", fmt.Sprint(b.n)}
+	b.n++
+	if b.marks == nil {
+		return
+	}
+	if slo != "" {
+		b.noted = append(b.noted, helmMark{path: at, slo: slo})
+	}
+	if p == nil {
+		return
+	}
+	for _, m := range b.marks.within[p] {
+		m.path = append(slices.Clone(at), m.path...)
+		b.noted = append(b.noted, m)
+	}
+}
 
 // refID returns the ref ID of the i-th query of a panel: A, B, … Z, AA, …
 func refID(i int) string {
@@ -246,10 +301,27 @@ func (c Config) clusterVariable() *dashboard.QueryVariableBuilder {
 	return v
 }
 
-// resourceVariable picks any number of watched resources of the cluster.
-func (c Config) resourceVariable() *dashboard.QueryVariableBuilder {
-	return labelValuesVariable(varResource, "Resource", catalog.InformerSynced.Name+c.selector(scopeCluster), catalog.LabelResource).
+// defaultResource is the resource the resource detail dashboard opens on:
+// the exporter's default canary resource (exporter/config), watched by
+// default and the one resource whose every panel, canary included, has data.
+const defaultResource = "configmaps"
+
+// resourceVariable picks any number of watched resources of the cluster,
+// by default all of them. On the resource detail dashboard (one is true) it
+// has no "All" and defaults to defaultResource; where that is not watched,
+// Grafana selects the query's first value. A link or the URL naming other
+// resources wins.
+func (c Config) resourceVariable(one bool) *dashboard.QueryVariableBuilder {
+	v := labelValuesVariable(varResource, "Resource", catalog.InformerSynced.Name+c.selector(scopeCluster), catalog.LabelResource).
 		Multi(true)
+	if one {
+		v = v.IncludeAll(false).Current(dashboard.VariableOption{
+			Selected: cog.ToPtr(true),
+			Text:     dashboard.StringOrArrayOfString{String: cog.ToPtr(defaultResource)},
+			Value:    dashboard.StringOrArrayOfString{String: cog.ToPtr(defaultResource)},
+		})
+	}
+	return v
 }
 
 // links are the titles of the links between the dashboards.
@@ -275,7 +347,7 @@ func (c Config) resourceLink() dashboard.DynamicConfigValue {
 
 // build assembles a dashboard: defaults and validation, the common header
 // and variables, the panels added by body, then stable panel and query IDs.
-func build(cfg Config, uid, title, description string, body func(c Config, b *dashboard.DashboardBuilder)) (dashboard.Dashboard, error) {
+func build(cfg Config, uid, title, description string, body func(c Config, b *board)) (dashboard.Dashboard, error) {
 	c := cfg.withDefaults()
 	if err := c.validate(); err != nil {
 		return dashboard.Dashboard{}, err
@@ -288,19 +360,23 @@ func build(cfg Config, uid, title, description string, body func(c Config, b *da
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
 		WithVariable(datasourceVariable()).
 		WithVariable(c.clusterVariable()).
-		WithVariable(c.resourceVariable())
+		WithVariable(c.resourceVariable(uid == uidResource))
 	for _, l := range links {
 		if l.uid != uid { // links to the other dashboards, with the same variables and time range
 			b.Link(dashboard.NewDashboardLinkBuilder(l.title).Type(dashboard.DashboardLinkTypeLink).
 				Url("/d/" + c.UIDPrefix + l.uid + "/").IncludeVars(true).KeepTime(true))
 		}
 	}
-	body(c, b)
+	bd := &board{b: b, marks: c.marks}
+	body(c, bd)
 	d, err := b.Build()
 	if err != nil {
 		return dashboard.Dashboard{}, err
 	}
 	numberPanels(&d)
+	if c.marks != nil {
+		c.marks.boards[uid] = bd.noted
+	}
 	return d, nil
 }
 

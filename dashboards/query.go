@@ -2,7 +2,6 @@ package dashboards
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -155,8 +154,9 @@ func (c Config) sli(name, window string) string {
 	return "1 - " + c.rule(slo.ErrorRatioRule(window), promql.Eq(slo.LabelSLO, name))
 }
 
-// percentile names a quantile: 0.99 → "p99", 0.995 → "p99.5".
-func percentile(q float64) string { return "p" + promql.Num(math.Round(q*1e4)/1e2) }
+// percentile names a quantile: 0.99 → "p99", 0.995 → "p99.5", 0.99995 →
+// "p99.995" (not rounded up to "p100").
+func percentile(q float64) string { return "p" + percent(q) }
 
 // badShare is the share of bad events of an SLI that counts them directly
 // (slo.SLI.BadEvents) over the rate interval per resource, aggregated with

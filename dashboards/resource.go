@@ -23,7 +23,7 @@ import (
 func Resource(cfg Config) (dashboard.Dashboard, error) {
 	return build(cfg, uidResource, "rvsync / Resource detail",
 		"Every sync signal of the selected resources: resource versions, freshness, lists and watches, convergence.",
-		func(c Config, b *dashboard.DashboardBuilder) {
+		func(c Config, b *board) {
 			for _, r := range []struct {
 				title  string
 				panels []cog.Builder[dashboard.Panel]
@@ -35,10 +35,8 @@ func Resource(cfg Config) (dashboard.Dashboard, error) {
 				{"Stale reads of embedded controllers", c.staleReadPanels()},
 				{"Backpressure", c.backpressurePanels()},
 			} {
-				b.WithRow(row(r.title))
-				for _, p := range r.panels {
-					b.WithPanel(p)
-				}
+				b.row(r.title, "")
+				b.panels("", r.panels...)
 			}
 		})
 }

@@ -25,14 +25,12 @@ const alertsSeries = "ALERTS"
 func SLOs(cfg Config) (dashboard.Dashboard, error) {
 	return build(cfg, uidSLOs, "rvsync / SLOs",
 		"Service-level objectives of informer cache sync, per resource: SLI against objective, burn rates, error budget and alerts.",
-		func(c Config, b *dashboard.DashboardBuilder) {
-			b.WithRow(row("Alerts"))
-			b.WithPanel(c.alertsTable())
+		func(c Config, b *board) {
+			b.row("Alerts", "")
+			b.panels("", c.alertsTable())
 			for _, o := range c.enabledSLOs() {
-				b.WithRow(row(c.sloTitle(o)))
-				for _, p := range c.sloPanels(o) {
-					b.WithPanel(p)
-				}
+				b.row(c.sloTitle(o), o.Name)
+				b.panels(o.Name, c.sloPanels(o)...)
 			}
 		})
 }
@@ -40,12 +38,12 @@ func SLOs(cfg Config) (dashboard.Dashboard, error) {
 // sloTitle names an SLO with its objective and threshold.
 func (c Config) sloTitle(o slo.SLO) string {
 	s := signal(o)
-	return fmt.Sprintf("SLO %s: %s%% %s ≤ %s%s", o.Name, promql.Num(o.Objective*100), o.Kind, amount(limitOf(o), s.unit), s.above)
+	return fmt.Sprintf("SLO %s: %s%% %s ≤ %s%s", o.Name, percent(o.Objective), o.Kind, amount(limitOf(o), s.unit), s.above)
 }
 
 // alertsTable lists the pending and firing SLO alerts of the selection.
 func (c Config) alertsTable() cog.Builder[dashboard.Panel] {
-	return defaultTable("SLO alerts",
+	return c.defaultTable("SLO alerts",
 		"Burn-rate alerts of the SLOs that are pending or firing now for the selected resources, with their severity (page or ticket) and windows. Good: empty.",
 		[]string{"__name__"},
 		column{name: "Active", unit: unitNone, expr: c.rule(alertsSeries, promql.Neq(slo.LabelSLO, ""))}).
@@ -58,7 +56,7 @@ func (c Config) sloPanels(o slo.SLO) []cog.Builder[dashboard.Panel] {
 	budget := fmt.Sprintf("%s error budget", c.Spec.BudgetPeriod)
 	return []cog.Builder[dashboard.Panel]{
 		defaultStat(fmt.Sprintf("SLI over %s", c.Spec.BudgetPeriod),
-			fmt.Sprintf("Share of good %s over the budget period, per resource. Good: at or above the objective %s%% (green); red below it.", sliUnit(o), promql.Num(o.Objective*100)),
+			fmt.Sprintf("Share of good %s over the budget period, per resource. Good: at or above the objective %s%% (green); red below it.", sliUnit(o), percent(o.Objective)),
 			unitPercent, atLeast(o.Objective)).
 			Span(6).Height(panelHeight).Decimals(2).
 			WithTarget(prometheusQuery(c.sli(o.Name, c.Spec.BudgetPeriod), resource)),

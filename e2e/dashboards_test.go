@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,49 +145,85 @@ var labelValuesCall = regexp.MustCompile(`^label_values\((?:(.*),\s*)?(\w+)\)$`)
 // allSelection is Grafana's value of a variable's "All" option.
 const allSelection = "$__all"
 
-// resolveVariables evaluates d's query variables in order against p over r
-// and returns the variables with their selection: as in chosen (one of the
-// query's values, or allSelection) or else the dashboard's default. "All"
-// becomes the allValue. A query variable without values is an error.
+// resolveVariables returns d's default selection over r (see selections):
+// the variables as in chosen, the others as the dashboard opens.
 func (p *prometheusServer) resolveVariables(d grafanaDashboard, r promv1.Range, chosen grafanaVars) (grafanaVars, error) {
-	vars := builtinVars(r)
+	sels, err := p.selections(d, r, chosen, false)
+	if err != nil {
+		return nil, err
+	}
+	return sels[0], nil
+}
+
+// selections evaluates d's query variables in order against p over r and
+// returns the selections to run d's queries with, the dashboard's default
+// first. A variable is as in chosen (one of the query's values, or
+// allSelection), or else the dashboard's default; "All" becomes the
+// allValue. With each, a variable that shows one value at a time (no All
+// option, e.g. the resource detail dashboard's resource) and that chosen
+// leaves open is also tried at every other value of its query: its reader
+// picks the resource to study, so a panel must show data for some pick, not
+// for the one the dashboard opens on (the convergence panels have none for
+// configmaps). A query variable without values is an error.
+func (p *prometheusServer) selections(d grafanaDashboard, r promv1.Range, chosen grafanaVars, each bool) ([]grafanaVars, error) {
+	sels := []grafanaVars{builtinVars(r)}
 	for _, v := range d.Templating.List {
 		switch v.Type {
 		case "datasource":
-			vars[v.Name] = "prometheus"
+			for _, vars := range sels {
+				vars[v.Name] = "prometheus"
+			}
 			continue
 		case "query":
 		default:
 			return nil, fmt.Errorf("%s: variable %s of type %s: the check knows query and datasource variables", d.Title, v.Name, v.Type)
 		}
-		def, err := vars.substitute(v.Definition)
-		if err != nil {
-			return nil, fmt.Errorf("%s: variable %s: %w", d.Title, v.Name, err)
-		}
-		values, err := p.labelValues(def, r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: variable %s (%s): %w", d.Title, v.Name, def, err)
-		}
-		if len(values) == 0 {
-			return nil, fmt.Errorf("%s: variable %s (%s) has no values", d.Title, v.Name, def)
-		}
-		cur := fmt.Sprint(v.Current.Value)
-		if c, ok := chosen[v.Name]; ok {
-			if c != allSelection && !slices.Contains(values, c) {
-				return nil, fmt.Errorf("%s: variable %s (%s): %q is not among its values %v", d.Title, v.Name, def, c, values)
+		var next []grafanaVars
+		for _, vars := range sels {
+			def, err := vars.substitute(v.Definition)
+			if err != nil {
+				return nil, fmt.Errorf("%s: variable %s: %w", d.Title, v.Name, err)
 			}
-			cur = c
+			values, err := p.labelValues(def, r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: variable %s (%s): %w", d.Title, v.Name, def, err)
+			}
+			if len(values) == 0 {
+				return nil, fmt.Errorf("%s: variable %s (%s) has no values", d.Title, v.Name, def)
+			}
+			cur := fmt.Sprint(v.Current.Value)
+			c, ok := chosen[v.Name]
+			if ok {
+				if c != allSelection && !slices.Contains(values, c) {
+					return nil, fmt.Errorf("%s: variable %s (%s): %q is not among its values %v", d.Title, v.Name, def, c, values)
+				}
+				cur = c
+			}
+			var picks []string
+			switch {
+			case v.IncludeAll && (cur == allSelection || cur == "All"):
+				picks = []string{cmpOr(v.AllValue, strings.Join(values, "|"))}
+			case slices.Contains(values, cur):
+				picks = []string{cur}
+			default:
+				picks = []string{values[0]} // Grafana's fallback
+			}
+			if each && !ok && !v.IncludeAll {
+				for _, val := range values {
+					if val != picks[0] {
+						picks = append(picks, val)
+					}
+				}
+			}
+			for _, pick := range picks {
+				sel := maps.Clone(vars)
+				sel[v.Name] = pick
+				next = append(next, sel)
+			}
 		}
-		switch {
-		case v.IncludeAll && (cur == allSelection || cur == "All"):
-			vars[v.Name] = cmpOr(v.AllValue, strings.Join(values, "|"))
-		case slices.Contains(values, cur):
-			vars[v.Name] = cur
-		default:
-			vars[v.Name] = values[0]
-		}
+		sels = next
 	}
-	return vars, nil
+	return sels, nil
 }
 
 func cmpOr(a, b string) string {
@@ -197,30 +234,51 @@ func cmpOr(a, b string) string {
 }
 
 // emptyPanels runs every panel query of ds over r, with the variables in
-// chosen selected as given and the others as the dashboards default, and
-// returns the queries that return no data and how many ran. A query or
+// chosen selected as given and the others as the dashboard's default (a
+// variable without an All option at each of its values, see selections),
+// and returns the queries that return no data for any selection, written
+// with the default selection, and how many queries ran. A query or
 // variable that fails fails t.
 func (p *prometheusServer) emptyPanels(t *testing.T, ds []grafanaDashboard, r promv1.Range, chosen grafanaVars) (empty []panelQuery, checked int) {
 	t.Helper()
 	for _, d := range ds {
-		vars, err := p.resolveVariables(d, r, chosen)
+		sels, err := p.selections(d, r, chosen, true)
 		if err != nil {
 			t.Error(err)
 			continue
 		}
+	queries:
 		for _, q := range d.queries() {
-			expr, err := vars.substitute(q.expr)
-			if err != nil {
-				t.Errorf("%s: %v", q.where, err)
-				continue
-			}
 			checked++
-			ok, err := p.hasData(expr, r)
-			switch {
-			case err != nil:
-				t.Errorf("%s: %s: %v", q.where, expr, err)
-			case !ok && !embeddedOnly(expr):
-				empty = append(empty, panelQuery{where: q.where, expr: expr})
+			try := sels
+			if embeddedOnly(q.expr) {
+				try = sels[:1] // allowed to be empty: one run checks the query
+			}
+			var first string
+			for i, vars := range try {
+				expr, err := vars.substitute(q.expr)
+				if err != nil {
+					t.Errorf("%s: %v", q.where, err)
+					continue queries
+				}
+				if i == 0 {
+					first = expr
+				}
+				ok, err := p.hasData(expr, r)
+				if err != nil {
+					t.Errorf("%s: %s: %v", q.where, expr, err)
+					continue queries
+				}
+				if ok {
+					continue queries
+				}
+			}
+			if !embeddedOnly(first) {
+				where := q.where
+				if len(sels) > 1 {
+					where += fmt.Sprintf(" (at each of %d selections)", len(sels))
+				}
+				empty = append(empty, panelQuery{where: where, expr: first})
 			}
 		}
 	}
