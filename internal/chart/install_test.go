@@ -248,13 +248,30 @@ func TestPerResourceSettings(t *testing.T) {
 }
 
 // TestContainerResources: top-level `resources` are the container's
-// requests and limits, as in every chart.
+// requests and limits, as in every chart, with memory sized from
+// watchedObjects when it is set.
 func TestContainerResources(t *testing.T) {
 	testenv.SkipShort(t, "helm")
 	_, pod := workload(t, render(t, chart.Options{Values: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}))
 	got := pod.Spec.Containers[0].Resources
 	if !got.Requests.Cpu().Equal(resource.MustParse("100m")) || !got.Limits.Memory().Equal(resource.MustParse("320Mi")) {
 		t.Errorf("container resources %v: want requests.cpu 100m over the default limits", got)
+	}
+	// Sized from the object count: 38 MiB + 55 MiB and 29 MiB + 21 MiB per
+	// 100,000 objects, rounded up; the CPU request stays.
+	for _, c := range []struct {
+		objects        int
+		limit, request string
+	}{{1_000_000, "588Mi", "239Mi"}, {500_000, "313Mi", "134Mi"}, {1, "39Mi", "30Mi"}} {
+		_, pod := workload(t, render(t, chart.Options{Values: map[string]any{"watchedObjects": c.objects}}))
+		got := pod.Spec.Containers[0].Resources
+		if !got.Limits.Memory().Equal(resource.MustParse(c.limit)) || !got.Requests.Memory().Equal(resource.MustParse(c.request)) ||
+			!got.Requests.Cpu().Equal(resource.MustParse("50m")) {
+			t.Errorf("watchedObjects %d: container resources %v; want memory limit %s, request %s, cpu request 50m", c.objects, got, c.limit, c.request)
+		}
+	}
+	if _, err := chart.Template(chart.Options{Values: map[string]any{"watchedObjects": -1}}); err == nil || !strings.Contains(err.Error(), "watchedObjects") {
+		t.Errorf("watchedObjects -1: want a schema error naming it, got %v", err)
 	}
 	_, err := chart.Template(chart.Options{Values: map[string]any{"resources": []any{"pods"}}})
 	if err == nil || !strings.Contains(err.Error(), "/resources") {

@@ -397,3 +397,20 @@ number, which Prometheus 3 stores as "30.0" and Prometheus 2 as "30".
 {{- $v := toString . }}
 {{- if or (contains "." $v) (contains "e" $v) }}le="{{ $v }}"{{ else }}le=~"{{ $v }}(\\.0)?"{{ end }}
 {{- end }}
+
+{{/*
+The container's resources: .Values.resources, with memory sized from
+.Values.watchedObjects when it is set (see values.yaml; the figures are
+docs/benchmarks.md's 500,000-object run).
+*/}}
+{{- define "rvsync-slo.resources" -}}
+{{- $res := deepCopy (.Values.resources | default dict) -}}
+{{- $n := int64 (.Values.watchedObjects | default 0) -}}
+{{- if gt $n 0 -}}
+{{- $limit := add 38 (div (add (mul 55 $n) 99999) 100000) -}}
+{{- $request := add 29 (div (add (mul 21 $n) 99999) 100000) -}}
+{{- $_ := set $res "limits" (set ($res.limits | default dict) "memory" (printf "%dMi" $limit)) -}}
+{{- $_ = set $res "requests" (set ($res.requests | default dict) "memory" (printf "%dMi" $request)) -}}
+{{- end -}}
+{{- toYaml $res -}}
+{{- end -}}

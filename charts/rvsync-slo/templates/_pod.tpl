@@ -74,7 +74,7 @@ spec:
         timeoutSeconds: 5
         failureThreshold: 3
       resources:
-        {{- toYaml .Values.resources | nindent 8 }}
+        {{- include "rvsync-slo.resources" . | nindent 8 }}
       securityContext:
         {{- toYaml .Values.securityContext | nindent 8 }}
       volumeMounts:
