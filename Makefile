@@ -29,6 +29,10 @@ OPERATOR_CRDS := $(BIN)/prometheus-operator-$(OPERATOR_VERSION)/crds
 PROMETHEUS   := $(BIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
 ETCD         := $(BIN)/etcd-$(ETCD_VERSION)/etcd
 HELM         := $(BIN)/helm-$(HELM_VERSION)/helm
+# As helm's own release build: without these, `helm template` and `helm lint`
+# assume Kubernetes v1.20 (the chart requires >= 1.35); helm v3.22.0 builds
+# with client-go v0.37 (hack/tools/helm/go.mod).
+HELM_KUBE_VERSION_FLAGS := $(foreach p,pkg/chartutil pkg/lint/rules,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=37)
 STATICCHECK  := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 THANOS       := $(BIN)/thanos-$(THANOS_VERSION)/thanos
 MODULE       := github.com/rvsync-slo/rvsync-slo
@@ -91,7 +95,8 @@ $(ETCD):
 
 $(HELM):
 	@echo ">> building helm $(HELM_VERSION)"
-	cd hack/tools/helm && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ helm.sh/helm/v3/cmd/helm
+	cd hack/tools/helm && CGO_ENABLED=0 go build -trimpath -o $@ \
+		-ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) $(HELM_KUBE_VERSION_FLAGS)" helm.sh/helm/v3/cmd/helm
 
 $(STATICCHECK):
 	@echo ">> building staticcheck $(STATICCHECK_VERSION)"
