@@ -128,7 +128,11 @@ func (s generator) symptomAlerts() []rulefmt.Rule {
 		description: fmt.Sprintf("%s: {{ $value | humanize }} canary writes failed in the last 10 minutes, continuously for %s (the exporter logs each reason), so the canary SLI has no data.", res, sym.ErrorsFor),
 	}, {
 		name:        AlertInformerAheadOfHead,
-		expr:        fmt.Sprintf("max %s (%s) == 1", s.By(), s.Series(catalog.ResourceState.Name, promql.Eq(catalog.LabelState, catalog.StateAheadOfHead))),
+		// over 2m: a restored history keeps resetting the informer's RV (each
+		// write that lands below is a regression) until the stale cache's
+		// next bookmark re-seeds it, so the state drops for a few seconds a
+		// minute while the fault lasts
+		expr:        fmt.Sprintf("max %s (max_over_time(%s[2m])) == 1", s.By(), s.Series(catalog.ResourceState.Name, promql.Eq(catalog.LabelState, catalog.StateAheadOfHead))),
 		severity:    slo.SeverityPage,
 		forDuration: "5m",
 		summary:     "An rvsync informer holds resource versions ahead of its etcd's head.",

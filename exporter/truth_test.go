@@ -112,6 +112,7 @@ func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
 	}
 	writesBefore := success(before)
 	var ahead float64
+	var aheadScrapes, judged int // scrapes after knownAt, and those showing ahead_of_head
 	var knownAt float64 // seconds after the restore when a canary write first answered
 	for time.Since(restoredAt) < 2*time.Minute {
 		m := r.metrics(t)
@@ -127,6 +128,12 @@ func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
 			t.Fatalf("%.0fs after the restore (a canary write answered by %.0fs): staleness %.0fs while the cache holds the lost history; want at least %.0fs",
 				since, knownAt, stale, since-5)
 		}
+		if knownAt != 0 {
+			judged++
+			if ahead == 1 {
+				aheadScrapes++
+			}
+		}
 		// judged from the next scrape on: the counter moves just before the
 		// write's RV is checked
 		if knownAt == 0 && success(m) > writesBefore+1 { // +1: a write that answered before etcd stopped
@@ -139,9 +146,14 @@ func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
 	}
 	t.Logf("the first canary write answered by %.0fs after the restore began", knownAt)
 	// the first bookmark of the lost history after the restore puts the
-	// informer's RV above the writes: ahead of its etcd's head
-	if ahead != 1 {
-		t.Errorf("state ahead_of_head = %v two minutes after the restore; want 1", ahead)
+	// informer's RV above the writes: ahead of its etcd's head. The state
+	// drops for a while at every write that lands below (the regression
+	// resets the informer's RV until the stale cache's next bookmark), so it
+	// shows most of the time, not all of it; RvsyncInformerAheadOfHead
+	// reads it over 2m for that (alerts/testdata/flapping.test.yaml).
+	t.Logf("ahead_of_head in %d of %d scrapes after the first answered write", aheadScrapes, judged)
+	if 2*aheadScrapes < judged {
+		t.Errorf("state ahead_of_head in %d of %d scrapes after the first answered write; want most", aheadScrapes, judged)
 	}
 	m := r.metrics(t)
 	if got := m.Sum(catalog.ResourceVersionRegressions.Name, res("configmaps")) - before.Sum(catalog.ResourceVersionRegressions.Name, res("configmaps")); got == 0 {
