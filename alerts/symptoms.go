@@ -127,7 +127,7 @@ func (s generator) symptomAlerts() []rulefmt.Rule {
 		summary:     "rvsync canary writes keep failing.",
 		description: fmt.Sprintf("%s: {{ $value | humanize }} canary writes failed in the last 10 minutes, continuously for %s (the exporter logs each reason), so the canary SLI has no data.", res, sym.ErrorsFor),
 	}, {
-		name:        AlertInformerAheadOfHead,
+		name: AlertInformerAheadOfHead,
 		// over 2m: a restored history keeps resetting the informer's RV (each
 		// write that lands below is a regression) until the stale cache's
 		// next bookmark re-seeds it, so the state drops for a few seconds a

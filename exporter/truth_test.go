@@ -113,7 +113,7 @@ func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
 	writesBefore := success(before)
 	var ahead float64
 	var aheadScrapes, judged int // scrapes after knownAt, and those showing ahead_of_head
-	var knownAt float64 // seconds after the restore when a canary write first answered
+	var knownAt float64          // seconds after the restore when a canary write first answered
 	for time.Since(restoredAt) < 2*time.Minute {
 		m := r.metrics(t)
 		since := time.Since(restoredAt).Seconds()
