@@ -229,8 +229,8 @@ func judgeCounts(t *testing.T, j sides) {
 //     exporter samples once a second, the truth five times as often.
 //   - The slowest request the exporter reports is no slower than the
 //     truth's slowest, and when every List of the truth sent within a
-//     probeSpan waited, a head probe waited as long: one started in that
-//     span (truth.sustainedList).
+//     probeSpan waited, a head probe waited as long but for slack: one
+//     started in that span (truth.sustainedList).
 //   - The largest staleness lies in the truth's range (the truth knows when
 //     its writes committed only between sending and the answer), up to two
 //     of the exporter's intervals later (it proves freshness once per probe
@@ -255,7 +255,7 @@ func judgeSignals(t *testing.T, j sides) {
 	}
 	agree("List", j.lists, j.truthLists)
 	agree("canary", j.canary, j.truthCanary)
-	if j.lists.max < j.sustainedList.Seconds() {
+	if j.lists.max < j.sustainedList.Seconds()-slack.Seconds() { // slack: two clients' ordinary latencies differ
 		t.Errorf("%s: every List of the truth sent within %v waited ≥ %v, no head probe more than %.3gs",
 			j.name, probeSpan, j.sustainedList, j.lists.max)
 	}

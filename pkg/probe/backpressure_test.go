@@ -182,11 +182,12 @@ func TestBackpressureOfASlowIndexer(t *testing.T) {
 		t.Fatalf("the store applied all %d events before the scrape: no backlog to measure", len(writes))
 	}
 	// the queue counts an event out when the monitor's handler hears of it,
-	// beside the test's; a bookmark may wait among the events; a deep queue
-	// is kept in batches and may count the one the store is inside as
-	// waiting (at most an eighth of the depth, see storeQueue)
-	if lo, hi := float64(len(writes)-after), float64(len(writes)-seen); depth < lo || depth > hi+5+hi/8 {
-		t.Errorf("queue depth %v; the test counts %v events the indexer has not taken and %v no consumer has seen", depth, lo, hi)
+	// a listener of its own beside the test's, which a loaded machine may
+	// run later (a full run saw it behind by 126 events): so the depth lies
+	// between what the indexer has not taken and what came on the wire, plus
+	// a bookmark among the events and the batch slack of storeQueue
+	if lo, hi := float64(len(writes)-after), float64(len(writes)); depth < lo || depth > hi+5 {
+		t.Errorf("queue depth %v; the test counts %v events the indexer has not taken (%d no consumer of its own has seen) of %v on the wire", depth, lo, len(writes)-seen, hi)
 	}
 	// the oldest waiting event is the first no consumer had seen when the
 	// scrape began; it reached the wire right after its create returned
