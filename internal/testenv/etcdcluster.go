@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 	"io"
 	"maps"
 	"net/http"
@@ -49,7 +50,7 @@ type EtcdMember struct {
 	DataDir   string
 	// Process is nil until the member runs; member 0 is found in /proc
 	// after envtest started it.
-	Process *Process
+	Process *process.Process
 	log     io.Writer
 	frozen  atomic.Bool // paused by FreezeLeader: it answers nothing
 }
@@ -71,11 +72,11 @@ func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir 
 	c := &EtcdCluster{ids: map[uint64]*EtcdMember{}}
 	var initial []string
 	for i := range n {
-		client, err := FreeAddr()
+		client, err := process.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
-		peer, err := FreeAddr()
+		peer, err := process.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +128,7 @@ func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir 
 			argv = append(argv, "--"+k+"="+v)
 		}
 		argv = append(argv, "--data-dir="+m.DataDir)
-		m.Process = &Process{Path: etcd.Path, Args: argv, Log: m.log}
+		m.Process = &process.Process{Path: etcd.Path, Args: argv, Log: m.log}
 		if err := m.Process.Start(); err != nil {
 			_ = c.Stop()
 			return nil, err
@@ -141,7 +142,7 @@ func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir 
 func (c *EtcdCluster) adoptFirst(etcd *envtest.Etcd) error {
 	first := c.Members[0]
 	first.DataDir = etcd.DataDir
-	p, err := FindProcess(etcd.Path, "--data-dir="+etcd.DataDir)
+	p, err := process.FindProcess(etcd.Path, "--data-dir="+etcd.DataDir)
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func (c *EtcdCluster) Leader(ctx context.Context) (*EtcdMember, uint64, error) {
 func (c *EtcdCluster) WaitLeader(ctx context.Context) (*EtcdMember, uint64, error) {
 	var m *EtcdMember
 	var term uint64
-	err := Poll(ctx, "an etcd leader all members agree on", func(ctx context.Context) error {
+	err := process.Poll(ctx, "an etcd leader all members agree on", func(ctx context.Context) error {
 		var err error
 		m, term, err = c.Leader(ctx)
 		return err
@@ -272,7 +273,7 @@ func (c *EtcdCluster) MoveLeader(ctx context.Context) (from, to *EtcdMember, ter
 	if err := gatewayCall(ctx, from, "/v3/maintenance/transfer-leadership", req, &struct{}{}); err != nil {
 		return nil, nil, 0, fmt.Errorf("move leader %s → %s: %w", from.Name, to.Name, err)
 	}
-	err = Poll(ctx, "every member following "+to.Name, func(ctx context.Context) error {
+	err = process.Poll(ctx, "every member following "+to.Name, func(ctx context.Context) error {
 		leader, t, err := c.Leader(ctx)
 		if err == nil && leader != to {
 			err = fmt.Errorf("%s leads", leader.Name)
@@ -301,7 +302,7 @@ func (c *EtcdCluster) FreezeLeader(ctx context.Context) (from, to *EtcdMember, t
 	}
 	start := time.Now()
 	from.frozen.Store(true)
-	err = Poll(ctx, "a new leader elected while "+from.Name+" is frozen", func(ctx context.Context) error {
+	err = process.Poll(ctx, "a new leader elected while "+from.Name+" is frozen", func(ctx context.Context) error {
 		var err error
 		to, term, err = c.Leader(ctx)
 		if err == nil && term <= old {
@@ -334,11 +335,11 @@ func (c *EtcdCluster) RestartMember(ctx context.Context, m *EtcdMember) error {
 	if err := m.Process.Start(); err != nil {
 		return err
 	}
-	err := Poll(ctx, m.Name+" healthy", func(ctx context.Context) error {
+	err := process.Poll(ctx, m.Name+" healthy", func(ctx context.Context) error {
 		if m.Process.Exited() {
-			return ErrExited
+			return process.ErrExited
 		}
-		return GetOK(ctx, m.ClientURL+"/health")
+		return process.GetOK(ctx, m.ClientURL+"/health")
 	})
 	if err != nil {
 		return err

@@ -6,12 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +35,7 @@ var (
 // flags, its config file, its exit codes.
 func ExporterBinary() (string, error) {
 	buildOnce.Do(func() {
-		root, err := RepoRoot()
+		root, err := process.RepoRoot()
 		if err != nil {
 			buildErr = err
 			return
@@ -77,7 +76,7 @@ type ExporterOptions struct {
 
 // Exporter is a running exporter process.
 type Exporter struct {
-	*Process
+	*process.Process
 	// Addr is the address it serves on.
 	Addr string
 	out  *lockedBuffer
@@ -108,7 +107,7 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 	}
 	addr := o.Addr
 	if addr == "" {
-		if addr, err = FreeAddr(); err != nil {
+		if addr, err = process.FreeAddr(); err != nil {
 			return nil, err
 		}
 	}
@@ -140,7 +139,7 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 		e.out = &lockedBuffer{}
 		log = e.out
 	}
-	e.Process = &Process{Path: bin, Args: append(args, o.Args...), Log: log, Env: o.Env}
+	e.Process = &process.Process{Path: bin, Args: append(args, o.Args...), Log: log, Env: o.Env}
 	if err := e.Start(); err != nil {
 		return nil, err
 	}
@@ -150,15 +149,15 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 	if o.TLS {
 		health = "https://" + addr + "/healthz"
 	}
-	err = Poll(ctx, "exporter /healthz", func(ctx context.Context) error {
+	err = process.Poll(ctx, "exporter /healthz", func(ctx context.Context) error {
 		if e.Exited() {
-			return ErrExited
+			return process.ErrExited
 		}
-		return GetOK(ctx, health)
+		return process.GetOK(ctx, health)
 	})
 	if err != nil {
 		_ = e.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w; output ends:\n%s", err, LastLines(e.Output(), 40))
+		return nil, fmt.Errorf("%w; output ends:\n%s", err, process.LastLines(e.Output(), 40))
 	}
 	return e, nil
 }
@@ -181,16 +180,6 @@ func StartExporterT(t testing.TB, o ExporterOptions) *Exporter {
 		}
 	})
 	return e
-}
-
-// FreeAddr returns a loopback address with a port that was free a moment ago.
-func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // WriteKubeconfig writes cfg as a kubeconfig file: server, CA, client
@@ -270,10 +259,4 @@ func ConfigResources(effective map[string]any) []string {
 		}
 	}
 	return out
-}
-
-// LastLines returns the last n lines of s.
-func LastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

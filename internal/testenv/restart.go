@@ -2,12 +2,9 @@ package testenv
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
-	"fmt"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,19 +25,19 @@ const (
 // test: call Stop before Env.Stop.
 type Processes struct {
 	env       *Env
-	Etcd      *Process
-	APIServer *Process
+	Etcd      *process.Process
+	APIServer *process.Process
 }
 
 // Processes finds the running etcd and kube-apiserver of e. log, if not
 // nil, receives the output of processes restarted later.
 func (e *Env) Processes(log io.Writer) (*Processes, error) {
 	cp := e.Environment.ControlPlane
-	etcd, err := FindProcess(cp.Etcd.Path, "--data-dir="+cp.Etcd.DataDir)
+	etcd, err := process.FindProcess(cp.Etcd.Path, "--data-dir="+cp.Etcd.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	api, err := FindProcess(cp.APIServer.Path, "--cert-dir="+cp.APIServer.CertDir)
+	api, err := process.FindProcess(cp.APIServer.Path, "--cert-dir="+cp.APIServer.CertDir)
 	if err != nil {
 		return nil, err
 	}
@@ -151,9 +148,9 @@ func (p *Processes) Stop() error {
 // waitAPIServer polls /readyz until it answers ok or ctx ends.
 func (p *Processes) waitAPIServer(ctx context.Context) error {
 	rc := p.env.Client.Discovery().RESTClient()
-	return Poll(ctx, "kube-apiserver ready", func(ctx context.Context) error {
+	return process.Poll(ctx, "kube-apiserver ready", func(ctx context.Context) error {
 		if p.APIServer.Exited() {
-			return ErrExited
+			return process.ErrExited
 		}
 		return rc.Get().AbsPath("/readyz").Do(ctx).Error()
 	})
@@ -162,58 +159,12 @@ func (p *Processes) waitAPIServer(ctx context.Context) error {
 // waitEtcd polls etcd's /health until it answers ok or ctx ends.
 func (p *Processes) waitEtcd(ctx context.Context) error {
 	url := p.env.EtcdURL().String() + "/health"
-	return Poll(ctx, "etcd healthy", func(ctx context.Context) error {
+	return process.Poll(ctx, "etcd healthy", func(ctx context.Context) error {
 		if p.Etcd.Exited() {
-			return ErrExited
+			return process.ErrExited
 		}
-		return GetOK(ctx, url)
+		return process.GetOK(ctx, url)
 	})
-}
-
-// GetOK reports as an error anything but a 200 answer to GET url.
-func GetOK(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := probeClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return nil
-}
-
-// probeClient checks health endpoints of test processes on loopback; their
-// https certificates are self-signed.
-var probeClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-
-// ErrExited tells Poll to give up: the process it waits for has ended.
-var ErrExited = errors.New("process exited")
-
-// Poll calls check every 200ms (each call limited to 5s) until it returns
-// nil; it gives up when ctx ends or check returns an error wrapping
-// ErrExited, returning check's last error.
-func Poll(ctx context.Context, what string, check func(context.Context) error) error {
-	for {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := check(cctx)
-		cancel()
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, ErrExited):
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, ctx.Err(), err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 // copyDir copies the tree at src to dst, which must not exist.

@@ -1,10 +1,14 @@
-package testenv
+package process
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,4 +190,66 @@ func LineDiff(want, got string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// LastLines returns the last n lines of s.
+func LastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment ago.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// GetOK reports as an error anything but a 200 answer to GET url.
+func GetOK(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+// probeClient checks health endpoints of test processes on loopback; their
+// https certificates are self-signed.
+var probeClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+
+// ErrExited tells Poll to give up: the process it waits for has ended.
+var ErrExited = errors.New("process exited")
+
+// Poll calls check every 200ms (each call limited to 5s) until it returns
+// nil; it gives up when ctx ends or check returns an error wrapping
+// ErrExited, returning check's last error.
+func Poll(ctx context.Context, what string, check func(context.Context) error) error {
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := check(cctx)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrExited):
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

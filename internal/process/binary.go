@@ -1,0 +1,53 @@
+package process
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Binary returns the path in environment variable env, or else the newest
+// match of pattern (e.g. "helm-*/helm") under the repository's bin/.
+func Binary(env, pattern string) (string, error) {
+	if p := os.Getenv(env); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", env, p, err)
+		}
+		return p, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	matches, _ := filepath.Glob(filepath.Join(root, "bin", pattern))
+	if len(matches) == 0 {
+		return "", fmt.Errorf("no bin/%s: run `make testbin` to build the control plane (or set %s)", pattern, env)
+	}
+	slices.Sort(matches)
+	return matches[len(matches)-1], nil
+}
+
+// RepoRoot returns the directory holding the module's go.mod, searching
+// upwards from the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && isMainModule(b) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod of the rvsync-slo module above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func isMainModule(gomod []byte) bool {
+	const want = "module github.com/rvsync-slo/rvsync-slo\n"
+	return len(gomod) >= len(want) && string(gomod[:len(want)]) == want
+}

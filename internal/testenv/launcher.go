@@ -1,0 +1,27 @@
+package testenv
+
+import "github.com/rvsync-slo/rvsync-slo/internal/process"
+
+// The launcher's names, so that tests keep one import: testenv is the thin
+// testing layer over the packages that start things (process,
+// controlplane, workload, scrape, exporterproc), as controller-runtime's
+// envtest is over its controlplane package. Commands import those packages
+// directly and never link testing.
+
+// Process is process.Process.
+type Process = process.Process
+
+// ErrExited is process.ErrExited.
+var ErrExited = process.ErrExited
+
+var (
+	FindProcess = process.FindProcess
+	Poll        = process.Poll
+	GetOK       = process.GetOK
+	FreeAddr    = process.FreeAddr
+	Binary      = process.Binary
+	RepoRoot    = process.RepoRoot
+	Tail        = process.Tail
+	LastLines   = process.LastLines
+	LineDiff    = process.LineDiff
+)
