@@ -1,6 +1,10 @@
 package testenv
 
-import "github.com/rvsync-slo/rvsync-slo/internal/process"
+import (
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
+	"github.com/rvsync-slo/rvsync-slo/internal/scrape"
+	"github.com/rvsync-slo/rvsync-slo/internal/workload"
+)
 
 // The launcher's names, so that tests keep one import: testenv is the thin
 // testing layer over the packages that start things (process,
@@ -24,4 +28,20 @@ var (
 	Tail        = process.Tail
 	LastLines   = process.LastLines
 	LineDiff    = process.LineDiff
+)
+
+// Metrics is scrape.Metrics.
+type Metrics = scrape.Metrics
+
+var (
+	Scrape          = scrape.Scrape
+	Gather          = scrape.Gather
+	CountBelow      = scrape.CountBelow
+	Quantile        = scrape.Quantile
+	EnsureNamespace = workload.EnsureNamespace
+	WriteConfigMaps = workload.WriteConfigMaps
+	Churn           = workload.Churn
+	NewDeployment   = workload.NewDeployment
+	// ChurnDeployments is workload.ChurnDeployments.
+	ChurnDeployments = workload.ChurnDeployments
 )
