@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/exporterproc"
 	"github.com/rvsync-slo/rvsync-slo/internal/process"
 	"github.com/rvsync-slo/rvsync-slo/internal/scrape"
 	"github.com/rvsync-slo/rvsync-slo/internal/workload"
@@ -44,4 +46,29 @@ var (
 	NewDeployment   = workload.NewDeployment
 	// ChurnDeployments is workload.ChurnDeployments.
 	ChurnDeployments = workload.ChurnDeployments
+)
+
+// Names of the control-plane and exporter launchers.
+type (
+	Options         = controlplane.Options
+	EtcdCluster     = controlplane.EtcdCluster
+	EtcdMember      = controlplane.EtcdMember
+	Processes       = controlplane.Processes
+	Exporter        = exporterproc.Exporter
+	ExporterOptions = exporterproc.ExporterOptions
+)
+
+var (
+	Binaries        = controlplane.Binaries
+	WriteKubeconfig = controlplane.WriteKubeconfig
+	ExporterBinary  = exporterproc.ExporterBinary
+	StartExporter   = exporterproc.StartExporter
+	CheckConfig     = exporterproc.CheckConfig
+	ConfigResources = exporterproc.ConfigResources
+)
+
+// Environment variables naming the control-plane binaries.
+const (
+	EnvKubeAPIServer = controlplane.EnvKubeAPIServer
+	EnvEtcd          = controlplane.EnvEtcd
 )

@@ -1,4 +1,4 @@
-package testenv
+package controlplane
 
 import (
 	"github.com/rvsync-slo/rvsync-slo/internal/process"

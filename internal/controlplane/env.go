@@ -1,19 +1,18 @@
-package testenv
+package controlplane
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
@@ -125,22 +124,6 @@ func Start(opts Options) (*Env, error) {
 	return e, nil
 }
 
-// StartT starts a control plane for a test and stops it when the test ends.
-func StartT(t testing.TB, opts Options) *Env {
-	t.Helper()
-	SkipShort(t, "kube-apiserver and etcd")
-	e, err := Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Stop(); err != nil {
-			t.Logf("stop control plane: %v", err)
-		}
-	})
-	return e
-}
-
 // Stop stops the control plane. With an etcd cluster, kube-apiserver stops
 // first (while etcd still answers), then every member, whether envtest or
 // a restart started it; envtest then finds its processes ended and only
@@ -163,71 +146,41 @@ func (e *Env) Stop() error {
 // EtcdURL is the client URL of etcd.
 func (e *Env) EtcdURL() *url.URL { return e.Environment.ControlPlane.Etcd.URL }
 
-// Proxy starts a fault proxy in front of the API server and returns it with
-// a copy of cfg that connects through it. A different Host gives the copy its
-// own transport, so only clients built from it see the proxy's faults.
-func (e *Env) Proxy(t testing.TB, cfg *rest.Config) (*faultproxy.Proxy, *rest.Config) {
-	t.Helper()
+// Proxy starts a fault proxy in front of the API server of cfg and returns
+// it with a copy of cfg that connects through it. A different Host gives the
+// copy its own transport, so only clients built from it see the proxy's
+// faults. Close the proxy when done.
+func Proxy(cfg *rest.Config) (*faultproxy.Proxy, *rest.Config, error) {
 	u, err := url.Parse(cfg.Host)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	p, err := faultproxy.Start(u.Host)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	t.Cleanup(func() { _ = p.Close() })
 	proxied := rest.CopyConfig(cfg)
 	u.Host = p.Addr()
 	proxied.Host = u.String()
 	// the serving certificate names 127.0.0.1 and localhost, whatever the port
-	return p, proxied
+	return p, proxied, nil
 }
 
-// WaitFor polls cond every 100ms until it returns true or the deadline
-// passes; on timeout it fails the test with msg and cond's last error.
-func WaitFor(t testing.TB, timeout time.Duration, msg string, cond func() (bool, error)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var last error
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out after %v waiting for %s (last error: %v)", timeout, msg, last)
-		case <-tick.C:
-		}
+// WriteKubeconfig writes cfg as a kubeconfig file: server, CA, client
+// certificate or bearer token, and impersonation.
+func WriteKubeconfig(path string, cfg *rest.Config) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["c"] = &clientcmdapi.Cluster{
+		Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile,
+		InsecureSkipTLSVerify: cfg.Insecure, TLSServerName: cfg.ServerName,
 	}
-}
-
-// SkipShort skips a test that needs real components (kube-apiserver, etcd,
-// helm, Prometheus, promtool) under `go test -short`, the fast tier of
-// `make test-unit`. `make test` runs it, and it fails there, rather than
-// skips, when a component is missing.
-func SkipShort(t testing.TB, needs string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skipf("needs %s; not run with -short", needs)
+	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
+		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile,
+		Token: cfg.BearerToken, TokenFile: cfg.BearerTokenFile,
+		Impersonate: cfg.Impersonate.UserName, ImpersonateGroups: cfg.Impersonate.Groups,
 	}
-}
-
-// Command returns the path of a command a test runs from a Debian package
-// (promtool from prometheus, amtool from prometheus-alertmanager): skipped
-// under -short like every real component, and a failure, not a skip, when
-// it is missing (`make deps` installs the packages).
-func Command(t testing.TB, name, debianPackage string) string {
-	t.Helper()
-	SkipShort(t, name)
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("%s not found: install the Debian package %s (make deps)", name, debianPackage)
-	}
-	return p
+	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	kc.CurrentContext = "c"
+	return clientcmd.WriteToFile(*kc, path)
 }

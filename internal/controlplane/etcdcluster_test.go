@@ -1,4 +1,4 @@
-package testenv_test
+package controlplane_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package testenv
+package exporterproc
 
 import (
 	"bytes"
@@ -6,18 +6,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
 	"github.com/rvsync-slo/rvsync-slo/internal/process"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 )
 
@@ -114,14 +112,14 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 	args := []string{"--listen-address=" + addr}
 	if o.Informer != nil {
 		p := filepath.Join(o.Dir, "informer.kubeconfig")
-		if err := WriteKubeconfig(p, o.Informer); err != nil {
+		if err := controlplane.WriteKubeconfig(p, o.Informer); err != nil {
 			return nil, err
 		}
 		args = append(args, "--kubeconfig="+p)
 	}
 	if o.Probe != nil {
 		p := filepath.Join(o.Dir, "probe.kubeconfig")
-		if err := WriteKubeconfig(p, o.Probe); err != nil {
+		if err := controlplane.WriteKubeconfig(p, o.Probe); err != nil {
 			return nil, err
 		}
 		args = append(args, "--probe-kubeconfig="+p)
@@ -160,45 +158,6 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 		return nil, fmt.Errorf("%w; output ends:\n%s", err, process.LastLines(e.Output(), 40))
 	}
 	return e, nil
-}
-
-// StartExporterT starts an exporter for a test and stops it when the test
-// ends, failing the test if it did not stop cleanly.
-func StartExporterT(t testing.TB, o ExporterOptions) *Exporter {
-	t.Helper()
-	SkipShort(t, "the exporter binary and an API server")
-	if o.Dir == "" {
-		o.Dir = t.TempDir()
-	}
-	e, err := StartExporter(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Stop(30 * time.Second); err != nil {
-			t.Errorf("stop exporter: %v", err)
-		}
-	})
-	return e
-}
-
-// WriteKubeconfig writes cfg as a kubeconfig file: server, CA, client
-// certificate or bearer token, and impersonation.
-func WriteKubeconfig(path string, cfg *rest.Config) error {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["c"] = &clientcmdapi.Cluster{
-		Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile,
-		InsecureSkipTLSVerify: cfg.Insecure, TLSServerName: cfg.ServerName,
-	}
-	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
-		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile,
-		Token: cfg.BearerToken, TokenFile: cfg.BearerTokenFile,
-		Impersonate: cfg.Impersonate.UserName, ImpersonateGroups: cfg.Impersonate.Groups,
-	}
-	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
-	kc.CurrentContext = "c"
-	return clientcmd.WriteToFile(*kc, path)
 }
 
 // CheckConfig runs `exporter --check` on a config file's content and

@@ -1,0 +1,127 @@
+package testenv
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/exporterproc"
+	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
+)
+
+// Env is a running control plane (controlplane.Env) with the test helpers
+// that take a testing.TB.
+type Env struct {
+	*controlplane.Env
+}
+
+// Start starts a control plane that outlives any one test (a package's
+// shared one); stop it with Stop. Tests that own theirs use StartT.
+func Start(opts Options) (*Env, error) {
+	e, err := controlplane.Start(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{e}, nil
+}
+
+// StartT starts a control plane for a test and stops it when the test ends.
+func StartT(t testing.TB, opts Options) *Env {
+	t.Helper()
+	SkipShort(t, "kube-apiserver and etcd")
+	e, err := Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Logf("stop control plane: %v", err)
+		}
+	})
+	return e
+}
+
+// Proxy starts a fault proxy in front of cfg's API server for the test and
+// returns it with a copy of cfg that connects through it (see
+// controlplane.Proxy); it closes when the test ends.
+func (e *Env) Proxy(t testing.TB, cfg *rest.Config) (*faultproxy.Proxy, *rest.Config) {
+	t.Helper()
+	p, proxied, err := controlplane.Proxy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p, proxied
+}
+
+// StartExporterT starts an exporter for a test and stops it when the test
+// ends, failing the test if it did not stop cleanly.
+func StartExporterT(t testing.TB, o ExporterOptions) *Exporter {
+	t.Helper()
+	SkipShort(t, "the exporter binary and an API server")
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	e, err := exporterproc.StartExporter(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(30 * time.Second); err != nil {
+			t.Errorf("stop exporter: %v", err)
+		}
+	})
+	return e
+}
+
+// WaitFor polls cond every 100ms until it returns true or the deadline
+// passes; on timeout it fails the test with msg and cond's last error.
+func WaitFor(t testing.TB, timeout time.Duration, msg string, cond func() (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last error
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out after %v waiting for %s (last error: %v)", timeout, msg, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// SkipShort skips a test that needs real components (kube-apiserver, etcd,
+// helm, Prometheus, promtool) under `go test -short`, the fast tier of
+// `make test-unit`. `make test` runs it, and it fails there, rather than
+// skips, when a component is missing.
+func SkipShort(t testing.TB, needs string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s; not run with -short", needs)
+	}
+}
+
+// Command returns the path of a command a test runs from a Debian package
+// (promtool from prometheus, amtool from prometheus-alertmanager): skipped
+// under -short like every real component, and a failure, not a skip, when
+// it is missing (`make deps` installs the packages).
+func Command(t testing.TB, name, debianPackage string) string {
+	t.Helper()
+	SkipShort(t, name)
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s not found: install the Debian package %s (make deps)", name, debianPackage)
+	}
+	return p
+}
