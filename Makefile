@@ -191,6 +191,8 @@ verify: generate $(STATICCHECK) ## Check generated files, formatting, vet, stati
 	@# dashboards read the SLO model, not the rule generator
 	@! go list -deps ./pkg/... | grep '^$(MODULE)/' | grep -v '^$(MODULE)/pkg/' || (echo "pkg/ imports a package outside pkg/" >&2; exit 1)
 	@! go list -deps ./dashboards | grep -x '$(MODULE)/alerts' || (echo "dashboards imports alerts" >&2; exit 1)
+	@# commands never link the testing package (internal/testenv is for tests only)
+	@! go list -deps ./cmd/... | grep -x testing || (echo "a command imports testing: use internal/controlplane, process, workload, scrape or exporterproc, not internal/testenv" >&2; exit 1)
 	go mod verify
 
 .PHONY: demo

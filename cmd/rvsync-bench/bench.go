@@ -15,13 +15,13 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
 )
 
 // bench holds what every measured run shares.
 type bench struct {
 	opts       options
-	env        *testenv.Env
+	env        *controlplane.Env
 	load       *loader
 	set        objectSet
 	kubeconfig string
@@ -320,7 +320,7 @@ func (b *bench) scaling(ctx context.Context, exp *program) ([]scaleResult, error
 
 // watchableResources lists every resource the API server serves with list
 // and watch, as plural.group names.
-func watchableResources(env *testenv.Env) ([]string, error) {
+func watchableResources(env *controlplane.Env) ([]string, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/workload"
 )
 
 // The benchmark's resources, as the programs name them (plural.group), and
@@ -201,7 +201,7 @@ func churnRequest(k requestKey) bool {
 // writers, skipping objects that exist; it returns how many it created.
 func (s objectSet) createAll(ctx context.Context, l *loader, workers int) (int64, error) {
 	for ns := range s.namespaces {
-		if err := testenv.EnsureNamespace(ctx, l.typed, "bench-"+strconv.Itoa(ns)); err != nil {
+		if err := workload.EnsureNamespace(ctx, l.typed, "bench-"+strconv.Itoa(ns)); err != nil {
 			return 0, err
 		}
 	}

@@ -31,7 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
+	"github.com/rvsync-slo/rvsync-slo/internal/workload"
 )
 
 // options are the benchmark's flags.
@@ -85,7 +87,7 @@ func logf(format string, args ...any) {
 }
 
 func run(ctx context.Context, o options) error {
-	root, err := testenv.RepoRoot()
+	root, err := process.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -107,7 +109,7 @@ func run(ctx context.Context, o options) error {
 	logf("starting etcd and kube-apiserver from bin/")
 	// etcd's default 2 GiB quota is too small for 500,000 objects and
 	// their history between compactions
-	env, err := testenv.Start(testenv.Options{EtcdArgs: map[string]string{"quota-backend-bytes": strconv.Itoa(8 << 30)}})
+	env, err := controlplane.Start(controlplane.Options{EtcdArgs: map[string]string{"quota-backend-bytes": strconv.Itoa(8 << 30)}})
 	if err != nil {
 		return err
 	}
@@ -120,7 +122,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	if err := testenv.EnsureNamespace(ctx, load.typed, canaryNamespace); err != nil {
+	if err := workload.EnsureNamespace(ctx, load.typed, canaryNamespace); err != nil {
 		return err
 	}
 	if err := installWidgets(env.Config); err != nil {
@@ -198,7 +200,7 @@ func exporterProgram(bin string, resources []string) *program {
 }
 
 // writeKubeconfig writes a kubeconfig of an admin user for the programs.
-func writeKubeconfig(env *testenv.Env, dir string) (string, error) {
+func writeKubeconfig(env *controlplane.Env, dir string) (string, error) {
 	user, err := env.Environment.ControlPlane.AddUser(envtest.User{Name: "rvsync-bench", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return "", err

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/scrape"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
@@ -95,7 +95,7 @@ func (r *running) waitSynced(ctx context.Context, want map[string]int) error {
 		return err
 	}
 	for {
-		if m, err := testenv.Scrape(r.metrics); err == nil && exporterSynced(m, want) {
+		if m, err := scrape.Scrape(r.metrics); err == nil && exporterSynced(m, want) {
 			return nil
 		}
 		select {
@@ -106,7 +106,7 @@ func (r *running) waitSynced(ctx context.Context, want map[string]int) error {
 	}
 }
 
-func exporterSynced(m testenv.Metrics, want map[string]int) bool {
+func exporterSynced(m scrape.Metrics, want map[string]int) bool {
 	for resource, n := range want {
 		labels := map[string]string{catalog.LabelResource: resource}
 		synced, _ := m.Value(catalog.InformerSynced.Name, labels)
@@ -132,7 +132,7 @@ func (r *running) events(ctx context.Context) (float64, error) {
 		}
 		return strconv.ParseFloat(v, 64)
 	}
-	m, err := testenv.Scrape(r.metrics)
+	m, err := scrape.Scrape(r.metrics)
 	if err != nil {
 		return 0, err
 	}

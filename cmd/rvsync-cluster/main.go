@@ -26,7 +26,7 @@ import (
 
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
 	"github.com/rvsync-slo/rvsync-slo/internal/cluster"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 )
 
 type options struct {
@@ -162,7 +162,7 @@ func install(ctx context.Context, c *cluster.Cluster, o options, logf func(strin
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	err = testenv.Poll(wctx, "the release's pods Ready", func(ctx context.Context) error {
+	err = process.Poll(wctx, "the release's pods Ready", func(ctx context.Context) error {
 		pods, err := c.Client.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + o.release})
 		if err != nil {
 			return err

@@ -18,7 +18,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/exporterproc"
+	"github.com/rvsync-slo/rvsync-slo/internal/scrape"
+	"github.com/rvsync-slo/rvsync-slo/internal/workload"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
@@ -45,7 +48,7 @@ var demoResources = []string{"configmaps", "deployments.apps", "namespaces", "se
 
 func run(ctx context.Context, listen string, every time.Duration, rate float64) error {
 	fmt.Println("starting etcd and kube-apiserver from bin/ …")
-	env, err := testenv.Start(testenv.Options{})
+	env, err := controlplane.Start(controlplane.Options{})
 	if err != nil {
 		return err
 	}
@@ -56,18 +59,18 @@ func run(ctx context.Context, listen string, every time.Duration, rate float64) 
 	}
 	fmt.Printf("control plane at %s (kubeconfig: %s)\n", env.Config.Host, kubeconfig)
 
-	if err := testenv.EnsureNamespace(ctx, env.Client, "demo"); err != nil {
+	if err := workload.EnsureNamespace(ctx, env.Client, "demo"); err != nil {
 		return err
 	}
-	go testenv.Churn(ctx, env.Client, "demo", 50, rate)
-	go testenv.ChurnDeployments(ctx, env.Client, "demo", 5, 3*time.Second)
+	go workload.Churn(ctx, env.Client, "demo", 50, rate)
+	go workload.ChurnDeployments(ctx, env.Client, "demo", 5, 3*time.Second)
 
 	logFile, err := os.Create(filepath.Join(os.TempDir(), "rvsync-demo-exporter.log"))
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
-	e, err := testenv.StartExporter(testenv.ExporterOptions{
+	e, err := exporterproc.StartExporter(exporterproc.ExporterOptions{
 		Informer: env.Config, Log: logFile, Addr: listen,
 		Args: []string{"--resources=" + strings.Join(demoResources, ",")},
 	})
@@ -88,7 +91,7 @@ func run(ctx context.Context, listen string, every time.Duration, rate float64) 
 			if e.Exited() {
 				return fmt.Errorf("the exporter exited; see %s", logFile.Name())
 			}
-			m, err := testenv.Scrape(url)
+			m, err := scrape.Scrape(url)
 			if err != nil {
 				fmt.Printf("scrape: %v\n", err)
 				continue
@@ -98,7 +101,7 @@ func run(ctx context.Context, listen string, every time.Duration, rate float64) 
 	}
 }
 
-func printTable(w io.Writer, m testenv.Metrics) {
+func printTable(w io.Writer, m scrape.Metrics) {
 	fmt.Fprintf(w, "%s\n", time.Now().Format(time.TimeOnly))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "resource\tsynced\tobjects\tRV lag\tstaleness s\tList p95 s\tdelivery p99 s\tcanary p50 s\trelists\tunconverged\t")
@@ -114,7 +117,7 @@ func printTable(w io.Writer, m testenv.Metrics) {
 		}
 		quantile := func(metric catalog.Metric, q float64) string {
 			if h, ok := m.MergedHistogram(metric.Name, r); ok && h.GetSampleCount() > 0 {
-				return fmt.Sprintf("%.3f", testenv.Quantile(h, q))
+				return fmt.Sprintf("%.3f", scrape.Quantile(h, q))
 			}
 			return "-"
 		}
@@ -132,7 +135,7 @@ func printTable(w io.Writer, m testenv.Metrics) {
 }
 
 // writeKubeconfig saves an admin kubeconfig for the demo's control plane.
-func writeKubeconfig(env *testenv.Env) (string, error) {
+func writeKubeconfig(env *controlplane.Env) (string, error) {
 	path := filepath.Join(os.TempDir(), "rvsync-demo.kubeconfig")
-	return path, testenv.WriteKubeconfig(path, env.Config)
+	return path, controlplane.WriteKubeconfig(path, env.Config)
 }

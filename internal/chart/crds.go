@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 )
 
 // EnvOperatorCRDs names the directory of the Prometheus Operator's CRD
@@ -36,7 +36,7 @@ var RestrictedNamespaceLabels = map[string]string{
 // newest bin/prometheus-operator-*/crds, which `make testbin` generates
 // from the operator's API types.
 func InstallOperatorCRDs(ctx context.Context, cfg *rest.Config) error {
-	dir, err := testenv.Binary(EnvOperatorCRDs, "prometheus-operator-*/crds")
+	dir, err := process.Binary(EnvOperatorCRDs, "prometheus-operator-*/crds")
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func InstallOperatorCRDs(ctx context.Context, cfg *rest.Config) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return testenv.Poll(ctx, "the operator's kinds served", func(context.Context) error {
+	return process.Poll(ctx, "the operator's kinds served", func(context.Context) error {
 		rl, err := dc.ServerResourcesForGroupVersion(monv1.SchemeGroupVersion.String())
 		if err != nil {
 			return err

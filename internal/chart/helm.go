@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 )
 
 // EnvHelm names the helm binary; the Makefile sets it.
@@ -24,11 +24,11 @@ const EnvHelm = "RVSYNC_HELM"
 const Name = "rvsync-slo"
 
 // Helm returns the path of the helm binary.
-func Helm() (string, error) { return testenv.Binary(EnvHelm, "helm-*/helm") }
+func Helm() (string, error) { return process.Binary(EnvHelm, "helm-*/helm") }
 
 // Dir returns the chart's directory.
 func Dir() (string, error) {
-	root, err := testenv.RepoRoot()
+	root, err := process.RepoRoot()
 	if err != nil {
 		return "", err
 	}

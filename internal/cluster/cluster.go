@@ -23,7 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 )
 
 // Options configure a cluster.
@@ -75,7 +76,7 @@ type Cluster struct {
 // component is one running program of the cluster.
 type component struct {
 	name string
-	*testenv.Process
+	*process.Process
 	grace time.Duration
 }
 
@@ -166,7 +167,7 @@ type binaries struct {
 func findBinaries() (binaries, error) {
 	var b binaries
 	var err error
-	if b.apiserver, b.etcd, err = testenv.Binaries(); err != nil {
+	if b.apiserver, b.etcd, err = controlplane.Binaries(); err != nil {
 		return b, err
 	}
 	dir := filepath.Dir(b.apiserver)
@@ -218,7 +219,7 @@ func defaultNodeIP() (string, error) {
 
 // freePort returns a TCP port that was free a moment ago.
 func freePort() (int, error) {
-	addr, err := testenv.FreeAddr()
+	addr, err := process.FreeAddr()
 	if err != nil {
 		return 0, err
 	}
@@ -233,7 +234,7 @@ func (c *Cluster) run(name, path string, grace time.Duration, args ...string) (*
 	if err != nil {
 		return nil, err
 	}
-	p := &component{name: name, Process: &testenv.Process{Path: path, Args: args, Log: log}, grace: grace}
+	p := &component{name: name, Process: &process.Process{Path: path, Args: args, Log: log}, grace: grace}
 	if err := p.Start(); err != nil {
 		log.Close()
 		return nil, err
@@ -247,14 +248,14 @@ func (c *Cluster) run(name, path string, grace time.Duration, args ...string) (*
 func (c *Cluster) wait(ctx context.Context, p *component, what string, timeout time.Duration, check func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := testenv.Poll(ctx, what, func(ctx context.Context) error {
+	err := process.Poll(ctx, what, func(ctx context.Context) error {
 		if p != nil && p.Exited() {
-			return fmt.Errorf("%s exited (see %s): %w", p.name, filepath.Join(c.LogDir, p.name+".log"), testenv.ErrExited)
+			return fmt.Errorf("%s exited (see %s): %w", p.name, filepath.Join(c.LogDir, p.name+".log"), process.ErrExited)
 		}
 		return check(ctx)
 	})
 	if err != nil && p != nil {
-		err = fmt.Errorf("%w\ntail of %s.log:\n%s", err, p.name, testenv.Tail(filepath.Join(c.LogDir, p.name+".log"), 15))
+		err = fmt.Errorf("%w\ntail of %s.log:\n%s", err, p.name, process.Tail(filepath.Join(c.LogDir, p.name+".log"), 15))
 	}
 	return err
 }
@@ -290,7 +291,7 @@ func (c *Cluster) start(ctx context.Context, bins binaries, images []string) err
 		"listen-peer-urls", peerURL, "initial-advertise-peer-urls", peerURL,
 		"initial-cluster", "default="+peerURL,
 		"unsafe-no-fsync", "true",
-		// as kubeadm runs it (see testenv): quiet resources' bookmarks carry a current RV
+		// as kubeadm runs it (see controlplane): quiet resources' bookmarks carry a current RV
 		"watch-progress-notify-interval", "5s",
 	)...)
 	if err != nil {
@@ -324,7 +325,7 @@ func (c *Cluster) start(ctx context.Context, bins binaries, images []string) err
 		return err
 	}
 	if err := c.wait(ctx, etcd, "etcd healthy", time.Minute, func(ctx context.Context) error {
-		return testenv.GetOK(ctx, etcdURL+"/health")
+		return process.GetOK(ctx, etcdURL+"/health")
 	}); err != nil {
 		return err
 	}
@@ -457,11 +458,11 @@ func (c *Cluster) start(ctx context.Context, bins binaries, images []string) err
 	}
 
 	// kube-proxy routes Services, the kubernetes one included
-	proxyHealthz, err := testenv.FreeAddr()
+	proxyHealthz, err := process.FreeAddr()
 	if err != nil {
 		return err
 	}
-	proxyMetrics, err := testenv.FreeAddr()
+	proxyMetrics, err := process.FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -517,7 +518,7 @@ func (c *Cluster) start(ctx context.Context, bins binaries, images []string) err
 		return err
 	}
 	if err := c.wait(ctx, proxy, "kube-proxy healthy", time.Minute, func(ctx context.Context) error {
-		return testenv.GetOK(ctx, "http://"+proxyHealthz+"/healthz")
+		return process.GetOK(ctx, "http://"+proxyHealthz+"/healthz")
 	}); err != nil {
 		return err
 	}
@@ -546,7 +547,7 @@ func (c *Cluster) RouteAPIServer(ctx context.Context, host string, port int) err
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	// the API server creates the Service shortly after it is ready
-	if err := testenv.Poll(ctx, "the kubernetes Service", func(ctx context.Context) error {
+	if err := process.Poll(ctx, "the kubernetes Service", func(ctx context.Context) error {
 		_, err := c.Client.CoreV1().Services("default").Get(ctx, kubernetesService, metav1.GetOptions{})
 		return err
 	}); err != nil {
@@ -652,7 +653,7 @@ func (c *Cluster) deletePods() error {
 			return fmt.Errorf("delete pods in %s: %w", ns.Name, err)
 		}
 	}
-	return testenv.Poll(ctx, "every pod gone", func(ctx context.Context) error {
+	return process.Poll(ctx, "every pod gone", func(ctx context.Context) error {
 		pods, err := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 )
 
 // Host paths that kubelet, containerd and the CNI plugins write to whatever
@@ -309,7 +309,7 @@ func (before hostState) diff(now hostState) []string {
 	out = append(out, added("nftables table ", before.NFTables, now.NFTables)...)
 	for cmd, save := range before.IPTables {
 		if now.IPTables[cmd] != save {
-			out = append(out, fmt.Sprintf("%s rules differ:\n%s", cmd, testenv.LineDiff(save, now.IPTables[cmd])))
+			out = append(out, fmt.Sprintf("%s rules differ:\n%s", cmd, process.LineDiff(save, now.IPTables[cmd])))
 		}
 	}
 	sort.Strings(out)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/process"
 )
 
 // Program is a static Go program of this repository that becomes an image.
@@ -38,7 +38,7 @@ const ExporterImage = "rvsync.local/rvsync-slo:dev"
 // entrypoint, run as 65532:65532, no shell, as the Dockerfile makes it. It
 // returns the tarball's path, ready for `ctr images import`.
 func BuildImage(ctx context.Context, outDir string, p Program, name string) (string, error) {
-	root, err := testenv.RepoRoot()
+	root, err := process.RepoRoot()
 	if err != nil {
 		return "", err
 	}
