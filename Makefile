@@ -63,12 +63,15 @@ testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS)
 
 # Each tool builds in its own module under hack/tools so its dependencies
 # never enter the main go.mod.
-K8S_LDFLAGS := -s -w \
-	-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+k8s_ldflags = -s -w \
+	-X k8s.io/component-base/version.gitVersion=$(1) \
 	-X k8s.io/component-base/version.gitMajor=1 \
-	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(1))) \
 	-X k8s.io/component-base/version.gitTreeState=clean
-k8s_build = cd hack/tools/kubernetes && CGO_ENABLED=0 go build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(1))
+K8S_LDFLAGS := $(call k8s_ldflags,$(K8S_VERSION))
+# One Kubernetes build at a time (each takes most of the machine's memory
+# and both cores): CI starts the version matrix's API servers beside testbin.
+k8s_build = mkdir -p $(BIN) && cd hack/tools/kubernetes && flock $(BIN)/.kubernetes-build.lock env CGO_ENABLED=0 go build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(1))
 
 # One `go build` for all of them: the compiler shares their common packages
 # and keeps both cores busy, so the node costs ~3 min on top of
@@ -76,6 +79,24 @@ k8s_build = cd hack/tools/kubernetes && CGO_ENABLED=0 go build -trimpath -ldflag
 $(APISERVER) $(K8S_NODE) &:
 	@echo ">> building kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubelet $(K8S_VERSION) (cold: ~10 min on 2 cores)"
 	$(call k8s_build,kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet)
+
+# The version matrix (make test-compat): kube-apiserver at the newest patch
+# of each minor the Go module proxy serves, oldest first, built like
+# K8S_VERSION's in a module of its own (hack/tools/kubernetes-<minor>, with
+# the staging replaces of that release) and cached as
+# bin/k8s-<version>/kube-apiserver. K8S_VERSION's comes from testbin.
+COMPAT_VERSIONS ?= v1.34.4 v1.35.4 v1.36.3 $(K8S_VERSION)
+COMPAT_APISERVERS := $(foreach v,$(filter-out $(K8S_VERSION),$(COMPAT_VERSIONS)),$(BIN)/k8s-$(v)/kube-apiserver)
+
+$(BIN)/k8s-%/kube-apiserver:
+	@echo ">> building kube-apiserver $* (cold: ~6-8 min on 2 cores)"
+	@mkdir -p $(BIN)
+	cd hack/tools/kubernetes-$(word 1,$(subst ., ,$(*:v%=%))).$(word 2,$(subst ., ,$*)) && \
+		flock $(BIN)/.kubernetes-build.lock sh -c 'test -x $@ || CGO_ENABLED=0 go build -trimpath \
+		-ldflags "$(call k8s_ldflags,$*)" -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver && mv $@.tmp $@'
+
+.PHONY: apiservers
+apiservers: $(COMPAT_APISERVERS) ## Build the version matrix's kube-apiservers (COMPAT_VERSIONS but K8S_VERSION, which testbin builds) into bin/, one at a time, cached by version.
 
 $(KUBECTL):
 	@echo ">> building kubectl $(K8S_VERSION)"
@@ -154,6 +175,23 @@ test-unit: ## The fast tier for every edit: go test -short, no control plane, he
 .PHONY: test-busy
 test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
 	RVSYNC_BUSY_WINDOW=10m RVSYNC_BUSY_PROGRESS=10m,5s go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
+
+# The tests that exercise the API server's behaviour, run per version by
+# test-compat: a stalled watch, a slow API server, restarts and 410s, a busy
+# cluster on both progress-notify intervals, restores, etcd leader changes,
+# the canary, and the HA control plane.
+COMPAT_TESTS ?= ^(TestSteadyChurn|TestStalledWatch|TestListLatency|TestCompactionExpiresWatch|TestWatchConnectionReset|TestCanaryMeasuresWatchDelay|TestCanaryLostOnStall|TestHeadProbeRefusedWhileWatchesStream|TestEtcdRestoreUnderARunningAPIServer|TestEndToEnd|TestBusyCluster|TestEtcdLeaderChanges|TestHA.*)$$
+COMPAT_BUSY_PROGRESS ?= 10m,5s
+
+.PHONY: test-compat
+test-compat: deps testbin apiservers ## Run the server-behaviour tests against every kube-apiserver of COMPAT_VERSIONS (1.34-1.37), one version after the other; logs in bin/compat/<version>.log (about 25 min per version).
+	@mkdir -p $(BIN)/compat
+	@set -o pipefail; for v in $(COMPAT_VERSIONS); do \
+		echo ">> $$($(BIN)/k8s-$$v/kube-apiserver --version): $(COMPAT_TESTS)"; \
+		RVSYNC_KUBE_APISERVER=$(BIN)/k8s-$$v/kube-apiserver RVSYNC_BUSY_PROGRESS=$(COMPAT_BUSY_PROGRESS) \
+			go test -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./e2e 2>&1 \
+			| tee $(BIN)/compat/$$v.log | grep -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)' || exit 1; \
+	done
 
 .PHONY: test-fleet
 test-fleet: deps testbin ## Run only the fleet test: clusters a and b, three Prometheus with Thanos sidecars, Thanos Query, a stall in b that must page once.
