@@ -27,8 +27,13 @@ type Options struct {
 	// EtcdMembers above 1 runs etcd as a cluster of that many members (see
 	// EtcdCluster) and gives kube-apiserver all of them; 0 or 1 runs one.
 	EtcdMembers int
+	// APIServers above 1 runs that many kube-apiservers on the same etcd,
+	// each with its own watch cache, behind a round-robin TCP load balancer
+	// (see HA); Config then reaches them through the balancer. 0 or 1 runs one.
+	APIServers int
 	// LogDir, if set, receives the output of kube-apiserver as
-	// kube-apiserver.log and of each etcd cluster member as <member>.log.
+	// kube-apiserver.log (kube-apiserver-<i>.log for the others of an HA
+	// control plane) and of each etcd cluster member as <member>.log.
 	LogDir string
 }
 
@@ -41,6 +46,9 @@ type Env struct {
 	Client kubernetes.Interface
 	// Etcd is the etcd cluster when Options.EtcdMembers > 1, else nil.
 	Etcd *EtcdCluster
+	// HA is the API servers and their balancer when Options.APIServers > 1,
+	// else nil.
+	HA *HA
 	// etcdDir holds the data of the cluster members envtest does not run.
 	etcdDir string
 	logs    []*os.File
@@ -117,7 +125,14 @@ func Start(opts Options) (*Env, error) {
 			return nil, err
 		}
 	}
-	if e.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+	if opts.APIServers > 1 {
+		if e.HA, err = startHA(e, opts.APIServers, opts.LogDir); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+		e.Config = e.HA.Config(cfg)
+	}
+	if e.Client, err = kubernetes.NewForConfig(e.Config); err != nil {
 		_ = e.Stop()
 		return nil, err
 	}
@@ -130,6 +145,10 @@ func Start(opts Options) (*Env, error) {
 // removes their directories.
 func (e *Env) Stop() error {
 	var errs []error
+	if e.HA != nil {
+		// every API server, envtest's too, while etcd still answers
+		errs = append(errs, e.HA.stop())
+	}
 	if e.Etcd != nil {
 		errs = append(errs, e.Environment.ControlPlane.APIServer.Stop(), e.Etcd.Stop())
 	}

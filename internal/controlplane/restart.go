@@ -37,8 +37,10 @@ func (e *Env) Processes(log io.Writer) (*Processes, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, err := process.FindProcess(cp.APIServer.Path, "--cert-dir="+cp.APIServer.CertDir)
-	if err != nil {
+	var api *process.Process
+	if e.HA != nil { // its API servers share the certificate directory
+		api = e.HA.Servers[0].Process
+	} else if api, err = process.FindProcess(cp.APIServer.Path, "--cert-dir="+cp.APIServer.CertDir); err != nil {
 		return nil, err
 	}
 	etcd.Log, api.Log = log, log

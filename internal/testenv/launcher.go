@@ -54,6 +54,8 @@ type (
 	EtcdCluster     = controlplane.EtcdCluster
 	EtcdMember      = controlplane.EtcdMember
 	Processes       = controlplane.Processes
+	HA              = controlplane.HA
+	APIServer       = controlplane.APIServer
 	Exporter        = exporterproc.Exporter
 	ExporterOptions = exporterproc.ExporterOptions
 )
