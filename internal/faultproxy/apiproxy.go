@@ -33,6 +33,13 @@ type APIProxy struct {
 	mu       sync.Mutex
 	gates    map[string]*gate // by the watched resource, so one can be stalled alone
 	stallAll bool             // StallWatches holds: new gates start stalled
+	open     map[*http.Request]openWatch
+}
+
+// openWatch is a watch request the proxy is serving.
+type openWatch struct {
+	resource string
+	since    time.Time
 }
 
 // StartAPIProxy listens on listen (host:port; port 0 picks one) and
@@ -43,7 +50,7 @@ func StartAPIProxy(listen string, upstream *url.URL, upstreamCAs *x509.CertPool,
 	if err != nil {
 		return nil, err
 	}
-	p := &APIProxy{ln: ln, gates: map[string]*gate{}}
+	p := &APIProxy{ln: ln, gates: map[string]*gate{}, open: map[*http.Request]openWatch{}}
 	transport := &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: upstreamCAs, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:   true,
@@ -63,7 +70,16 @@ func StartAPIProxy(listen string, upstream *url.URL, upstreamCAs *x509.CertPool,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if isWatch(r) {
 				p.watches.Add(1)
-				w = &gatedWriter{ResponseWriter: w, gate: p.gateOf(watchedResource(r))}
+				resource := watchedResource(r)
+				w = &gatedWriter{ResponseWriter: w, gate: p.gateOf(resource)}
+				p.mu.Lock()
+				p.open[r] = openWatch{resource: resource, since: time.Now()}
+				p.mu.Unlock()
+				defer func() {
+					p.mu.Lock()
+					delete(p.open, r)
+					p.mu.Unlock()
+				}()
 			}
 			rp.ServeHTTP(w, r)
 		}),
@@ -106,6 +122,21 @@ func (p *APIProxy) Addr() string { return p.ln.Addr().String() }
 // Watches counts the watch requests the proxy has seen: proof that a
 // client's watches pass through it.
 func (p *APIProxy) Watches() int64 { return p.watches.Load() }
+
+// OpenWatches returns, for every resource with a watch open through the
+// proxy now, when the oldest of them was opened: the ground truth of which
+// resources' watches a stall holds.
+func (p *APIProxy) OpenWatches() map[string]time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]time.Time{}
+	for _, w := range p.open {
+		if t, ok := out[w.resource]; !ok || w.since.Before(t) {
+			out[w.resource] = w.since
+		}
+	}
+	return out
+}
 
 // StallWatches stops every watch response, open and future, from sending
 // more: events are held, connections and every other request carry on.

@@ -165,3 +165,28 @@ func TestAPIProxyStallsOneResource(t *testing.T) {
 		t.Error("no configmaps event after the release")
 	}
 }
+
+// TestAPIProxyOpenWatches: the proxy names the resources whose watches it
+// serves, with the oldest one's start, and forgets a watch once it ends.
+func TestAPIProxyOpenWatches(t *testing.T) {
+	r := newAPIRig(t)
+	before := time.Now()
+	r.watch("/api/v1/namespaces/ns/configmaps")
+	resp, err := r.client.Get(r.base + "/api/v1/namespaces?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.list()
+	open := r.proxy.OpenWatches()
+	if len(open) != 2 || open["configmaps"].Before(before) || open["namespaces"].Before(open["configmaps"]) {
+		t.Errorf("open watches %v, want configmaps and then namespaces, since %v", open, before)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(r.proxy.OpenWatches()) != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if open := r.proxy.OpenWatches(); len(open) != 1 || open["configmaps"].IsZero() {
+		t.Errorf("after the namespaces watch ended: %v", open)
+	}
+}
