@@ -98,7 +98,7 @@ func TestBusyCluster(t *testing.T) {
 	for _, progress := range busyProgress() {
 		t.Run("etcd_progress_notify_"+progress, func(t *testing.T) {
 			t.Parallel()
-			runBusy(t, progress)
+			runBusy(t, testenv.Options{EtcdArgs: map[string]string{"watch-progress-notify-interval": progress}})
 		})
 	}
 }
@@ -111,8 +111,9 @@ type busyStack struct {
 	noReads *testenv.Exporter
 }
 
-func runBusy(t *testing.T, progress string) {
-	b := startBusy(t, progress)
+// runBusy runs the busy scenario on a control plane started with opts.
+func runBusy(t *testing.T, opts testenv.Options) {
+	b := startBusy(t, opts)
 	window := busyWindow(t)
 
 	// Phase 1: a fresh start in a busy cluster, watched for the window.
@@ -164,10 +165,11 @@ func runBusy(t *testing.T, progress string) {
 	}
 }
 
-func startBusy(t *testing.T, progress string) *busyStack {
+func startBusy(t *testing.T, opts testenv.Options) *busyStack {
 	t.Helper()
 	s := &stack{spec: slo.DefaultSpec(), logDir: t.TempDir(), start: time.Now()}
-	s.env = testenv.StartT(t, testenv.Options{EtcdArgs: map[string]string{"watch-progress-notify-interval": progress}})
+	opts.LogDir = s.logDir
+	s.env = testenv.StartT(t, opts)
 	file, sa := s.applyChart(t, nil) // the chart's defaults: 5s probes, a 10s canary
 	token := saToken(t, s.env.Client, sa)
 	proxy, informer := apiProxy(t, s.env.Config, token)

@@ -43,6 +43,16 @@ type APIServer struct {
 	ready   *rest.RESTClient
 }
 
+// AuditLog is where server i of an HA control plane writes its audit log
+// when Options.APIServerArgs set --audit-log-path to path: server 0 at
+// path, the others beside it, so a test knows which server served what.
+func AuditLog(path string, i int) string {
+	if i == 0 {
+		return path
+	}
+	return path + "." + strconv.Itoa(i)
+}
+
 // startHA starts n-1 more API servers beside envtest's and a balancer in
 // front of the n.
 func startHA(e *Env, n int, logDir string) (*HA, error) {
@@ -66,8 +76,11 @@ func startHA(e *Env, n int, logDir string) (*HA, error) {
 			_, port, _ := strings.Cut(addr, ":")
 			args := slices.Clone(p0.Args)
 			for j, a := range args {
-				if strings.HasPrefix(a, "--secure-port=") {
+				switch {
+				case strings.HasPrefix(a, "--secure-port="):
 					args[j] = "--secure-port=" + port
+				case strings.HasPrefix(a, "--audit-log-path="):
+					args[j] = "--audit-log-path=" + AuditLog(strings.TrimPrefix(a, "--audit-log-path="), i)
 				}
 			}
 			s.Host = "https://127.0.0.1:" + port

@@ -63,6 +63,7 @@ type (
 var (
 	Binaries        = controlplane.Binaries
 	WriteKubeconfig = controlplane.WriteKubeconfig
+	AuditLog        = controlplane.AuditLog
 	ExporterBinary  = exporterproc.ExporterBinary
 	StartExporter   = exporterproc.StartExporter
 	CheckConfig     = exporterproc.CheckConfig
