@@ -494,7 +494,7 @@ func (s *clusterSuite) paging(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := s.c.RouteAPIServer(context.Background(), s.c.NodeIP, s.c.APIServerPort); err != nil {
+		if err := s.c.RouteAPIServers(context.Background(), s.c.NodeIP, s.c.APIServerPorts...); err != nil {
 			t.Errorf("route the kubernetes Service back to the API server: %v", err)
 		}
 	}()

@@ -69,6 +69,7 @@ func TestCluster(t *testing.T) {
 	testenv.SkipShort(t, "a real cluster (kubelet, containerd, root)")
 	s := startClusterSuite(t)
 	t.Run("install", s.install)
+	t.Run("ha_api_servers_rolling_restart_through_the_service", s.haRollingRestart)
 	t.Run("50k_objects_under_the_memory_limit", s.load)
 	t.Run("upgrade_rolls_the_pod_and_changes_the_rules", s.upgrade)
 	t.Run("sharded_each_resource_watched_once", s.sharded)
@@ -86,7 +87,7 @@ func startClusterSuite(t *testing.T) *clusterSuite {
 		t.Fatal(err)
 	}
 	t.Logf("exporter image %s built in %v", cluster.ExporterImage, time.Since(built).Round(time.Second))
-	if s.c, err = cluster.Start(ctx, cluster.Options{Logf: t.Logf, LogDir: s.logDir, Images: []string{image}}); err != nil {
+	if s.c, err = cluster.Start(ctx, cluster.Options{Logf: t.Logf, LogDir: s.logDir, Images: []string{image}, APIServers: clusterAPIServers}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -44,6 +46,11 @@ type Options struct {
 	// LockTimeout bounds the wait for another cluster on this machine to
 	// stop; 0 means 30 minutes.
 	LockTimeout time.Duration
+	// APIServers above 1 runs that many kube-apiservers on the etcd, as an
+	// HA control plane does, and gives the kubernetes Service an endpoint
+	// for each: pods reach them through kube-proxy, which balances per
+	// connection. The node's components and Kubeconfig use the first.
+	APIServers int
 }
 
 // Cluster is a running single-node cluster: etcd, kube-apiserver,
@@ -63,6 +70,9 @@ type Cluster struct {
 	NodeIP string
 	// APIServerPort is kube-apiserver's port, on every host address.
 	APIServerPort int
+	// APIServerPorts are the ports of every kube-apiserver (Options.APIServers),
+	// APIServerPort first.
+	APIServerPorts []int
 	// LogDir holds each component's log.
 	LogDir string
 
@@ -71,6 +81,8 @@ type Cluster struct {
 	lock  *hostLock
 	procs []*component
 	logf  func(string, ...any)
+	// apiservers are the kube-apiservers, in APIServerPorts' order.
+	apiservers []*component
 }
 
 // component is one running program of the cluster.
@@ -138,7 +150,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	start := time.Now()
-	if err := c.start(ctx, bins, opts.Images); err != nil {
+	if err := c.start(ctx, bins, opts.Images, max(1, opts.APIServers)); err != nil {
 		return c, err
 	}
 	logf("cluster up in %v: node %s at %s, API server https://127.0.0.1:%d, kubeconfig %s",
@@ -260,7 +272,7 @@ func (c *Cluster) wait(ctx context.Context, p *component, what string, timeout t
 	return err
 }
 
-func (c *Cluster) start(ctx context.Context, bins binaries, images []string) error {
+func (c *Cluster) start(ctx context.Context, bins binaries, images []string, apiservers int) error {
 	pki := filepath.Join(c.Dir, "pki")
 	if err := os.MkdirAll(pki, 0o700); err != nil {
 		return err
@@ -354,6 +366,7 @@ func (c *Cluster) start(ctx context.Context, bins binaries, images []string) err
 	if err != nil {
 		return err
 	}
+	c.APIServerPorts, c.apiservers = []int{c.APIServerPort}, []*component{apiserver}
 
 	// kubeconfigs: admin, and one per component with the identity its
 	// bootstrap RBAC role binding names
@@ -396,7 +409,28 @@ func (c *Cluster) start(ctx context.Context, bins binaries, images []string) err
 	}); err != nil {
 		return err
 	}
-	if err := c.RouteAPIServer(ctx, c.NodeIP, c.APIServerPort); err != nil {
+	for i := 1; i < apiservers; i++ {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		// the first's flags, certificates and keys on a port of its own
+		args := slices.Clone(apiserver.Args)
+		for j, a := range args {
+			if strings.HasPrefix(a, "--secure-port=") {
+				args[j] = "--secure-port=" + strconv.Itoa(port)
+			}
+		}
+		p, err := c.run("kube-apiserver-"+strconv.Itoa(i), bins.apiserver, 10*time.Second, args...)
+		if err != nil {
+			return err
+		}
+		c.APIServerPorts, c.apiservers = append(c.APIServerPorts, port), append(c.apiservers, p)
+		if err := c.waitAPIServer(ctx, i); err != nil {
+			return err
+		}
+	}
+	if err := c.RouteAPIServers(ctx, c.NodeIP, c.APIServerPorts...); err != nil {
 		return err
 	}
 
@@ -544,6 +578,13 @@ const (
 // dial (KUBERNETES_SERVICE_HOST), at host:port: the API server itself, or
 // a proxy in front of it. Connections opened before keep their target.
 func (c *Cluster) RouteAPIServer(ctx context.Context, host string, port int) error {
+	return c.RouteAPIServers(ctx, host, port)
+}
+
+// RouteAPIServers points the `kubernetes` Service at host on each of
+// ports, an EndpointSlice per port (one slice has one port number): every
+// new connection to the Service goes to one of them, as kube-proxy picks.
+func (c *Cluster) RouteAPIServers(ctx context.Context, host string, ports ...int) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	// the API server creates the Service shortly after it is ready
@@ -553,30 +594,95 @@ func (c *Cluster) RouteAPIServer(ctx context.Context, host string, port int) err
 	}); err != nil {
 		return err
 	}
+	eps := c.Client.DiscoveryV1().EndpointSlices("default")
+	for i, port := range ports {
+		if err := routeSlice(ctx, eps, sliceName(i), host, port); err != nil {
+			return err
+		}
+	}
+	for i := len(ports); ; i++ { // slices of an earlier, longer route
+		err := eps.Delete(ctx, sliceName(i), metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("endpoints of the kubernetes Service: %w", err)
+		}
+	}
+}
+
+// sliceName names the kubernetes Service's EndpointSlice of its i-th API
+// server: the first as the API server's reconciler would.
+func sliceName(i int) string {
+	if i == 0 {
+		return kubernetesService
+	}
+	return kubernetesService + "-" + strconv.Itoa(i)
+}
+
+// routeSlice creates or updates the EndpointSlice name of the kubernetes
+// Service with one endpoint, host:port.
+func routeSlice(ctx context.Context, eps discoveryv1client.EndpointSliceInterface, name, host string, port int) error {
 	p := int32(port)
-	name, proto, ready := "https", corev1.ProtocolTCP, true
+	portName, proto, ready := "https", corev1.ProtocolTCP, true
 	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: kubernetesService, Namespace: "default", Labels: map[string]string{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{
 			discoveryv1.LabelServiceName: kubernetesService,
 			discoveryv1.LabelManagedBy:   endpointsManagedBy,
 		}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &p, Protocol: &proto}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &p, Protocol: &proto}},
 	}
-	slices := c.Client.DiscoveryV1().EndpointSlices("default")
-	cur, err := slices.Get(ctx, kubernetesService, metav1.GetOptions{})
+	cur, err := eps.Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		_, err = slices.Create(ctx, slice, metav1.CreateOptions{})
+		_, err = eps.Create(ctx, slice, metav1.CreateOptions{})
 	case err == nil:
 		slice.ResourceVersion = cur.ResourceVersion
-		_, err = slices.Update(ctx, slice, metav1.UpdateOptions{})
+		_, err = eps.Update(ctx, slice, metav1.UpdateOptions{})
 	}
 	if err != nil {
 		return fmt.Errorf("endpoints of the kubernetes Service: %w", err)
 	}
 	return nil
+}
+
+// RestartAPIServer stops kube-apiserver i (SIGTERM, SIGKILL after its
+// grace period) and starts it again with the same flags, as a rolling
+// upgrade does, and waits until it is ready. kube-proxy keeps its
+// endpoint: connections made meanwhile to it are refused and retried.
+func (c *Cluster) RestartAPIServer(ctx context.Context, i int) error {
+	p := c.apiservers[i]
+	old := p.PID()
+	if err := p.Stop(p.grace); err != nil {
+		return err
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	for j := range c.st.Processes {
+		if c.st.Processes[j].PID == old {
+			c.st.Processes[j].PID = p.PID()
+		}
+	}
+	if err := c.st.save(); err != nil {
+		return err
+	}
+	return c.waitAPIServer(ctx, i)
+}
+
+// waitAPIServer waits until kube-apiserver i answers /readyz.
+func (c *Cluster) waitAPIServer(ctx context.Context, i int) error {
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", c.APIServerPorts[i])
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return c.wait(ctx, c.apiservers[i], c.apiservers[i].name+" ready", 2*time.Minute, func(ctx context.Context) error {
+		return client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	})
 }
 
 // APIServerURL is the API server's URL on loopback.
@@ -608,7 +714,11 @@ func (c *Cluster) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	stop("kubelet", "kube-proxy", "containerd", "kube-apiserver", "etcd")
+	stop("kubelet", "kube-proxy", "containerd")
+	for i := len(c.apiservers) - 1; i > 0; i-- {
+		stop(c.apiservers[i].name)
+	}
+	stop("kube-apiserver", "etcd")
 	if err := c.st.Before.restore(c.st); err != nil {
 		errs = append(errs, err)
 	}
