@@ -183,6 +183,10 @@ test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 wri
 COMPAT_TESTS ?= ^(TestSteadyChurn|TestStalledWatch|TestListLatency|TestCompactionExpiresWatch|TestWatchConnectionReset|TestCanaryMeasuresWatchDelay|TestCanaryLostOnStall|TestHeadProbeRefusedWhileWatchesStream|TestEtcdRestoreUnderARunningAPIServer|TestEndToEnd|TestBusyCluster|TestEtcdLeaderChanges|TestHA.*)$$
 COMPAT_BUSY_PROGRESS ?= 10m,5s
 
+.PHONY: test-ha
+test-ha: deps testbin ## Run the HA control-plane tests at full length: three kube-apiservers behind a round-robin TCP balancer, the busy cluster for 10 minutes, one server's watch streams frozen, a rolling restart, clients forced onto different servers (about 25 min).
+	RVSYNC_BUSY_WINDOW=10m go test -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestHA|TestHABusyCluster)$$' -v ./e2e
+
 .PHONY: test-compat
 test-compat: deps testbin apiservers ## Run the server-behaviour tests against every kube-apiserver of COMPAT_VERSIONS (1.34-1.37), one version after the other; logs in bin/compat/<version>.log (about 25 min per version).
 	@mkdir -p $(BIN)/compat
