@@ -30,7 +30,7 @@ PROMETHEUS   := $(BIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
 ETCD         := $(BIN)/etcd-$(ETCD_VERSION)/etcd
 HELM         := $(BIN)/helm-$(HELM_VERSION)/helm
 # As helm's own release build: without these, `helm template` and `helm lint`
-# assume Kubernetes v1.20 (the chart requires >= 1.35); helm v3.22.0 builds
+# assume Kubernetes v1.20 (the chart requires >= 1.34); helm v3.22.0 builds
 # with client-go v0.37 (hack/tools/helm/go.mod).
 HELM_KUBE_VERSION_FLAGS := $(foreach p,pkg/chartutil pkg/lint/rules,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=37)
 STATICCHECK  := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck

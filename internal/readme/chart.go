@@ -154,7 +154,7 @@ helm install rvsync-slo ./charts/rvsync-slo -n monitoring --set releaseLabel=kub
 Without the Prometheus Operator's CRDs the chart skips the ServiceMonitor,
 PrometheusRule and AlertmanagerConfig, ships the rules as the ConfigMap
 ` + "`<fullname>-rules`" + ` for ` + "`rule_files`" + `, and NOTES says so. The chart needs
-Kubernetes 1.35 or later. ` + "`watchedResources`" + ` lists the watched Kubernetes
+Kubernetes 1.34 or later. ` + "`watchedResources`" + ` lists the watched Kubernetes
 resources; ` + "`resources`" + ` are the container's requests and limits. More setups
 are in ` + "`ci/*-values.yaml`" + `.
 
