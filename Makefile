@@ -194,7 +194,7 @@ test-compat: deps testbin apiservers ## Run the server-behaviour tests against e
 		echo ">> $$($(BIN)/k8s-$$v/kube-apiserver --version): $(COMPAT_TESTS)"; \
 		RVSYNC_KUBE_APISERVER=$(BIN)/k8s-$$v/kube-apiserver RVSYNC_BUSY_PROGRESS=$(COMPAT_BUSY_PROGRESS) \
 			go test -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./e2e 2>&1 \
-			| tee $(BIN)/compat/$$v.log | grep -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)' || exit 1; \
+			| tee $(BIN)/compat/$$v.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)' || exit 1; \
 	done
 
 .PHONY: test-fleet
