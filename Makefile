@@ -190,12 +190,13 @@ test-ha: deps testbin ## Run the HA control-plane tests at full length: three ku
 .PHONY: test-compat
 test-compat: deps testbin apiservers ## Run the server-behaviour tests against every kube-apiserver of COMPAT_VERSIONS (1.34-1.37), one version after the other; logs in bin/compat/<version>.log (about 25 min per version).
 	@mkdir -p $(BIN)/compat
-	@set -o pipefail; for v in $(COMPAT_VERSIONS); do \
+	@set -o pipefail; failed=""; for v in $(COMPAT_VERSIONS); do \
 		echo ">> $$($(BIN)/k8s-$$v/kube-apiserver --version): $(COMPAT_TESTS)"; \
 		RVSYNC_KUBE_APISERVER=$(BIN)/k8s-$$v/kube-apiserver RVSYNC_BUSY_PROGRESS=$(COMPAT_BUSY_PROGRESS) \
 			go test -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./e2e 2>&1 \
-			| tee $(BIN)/compat/$$v.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)' || exit 1; \
-	done
+			| tee $(BIN)/compat/$$v.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)' || failed="$$failed $$v"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "test-compat failed on:$$failed (logs in $(BIN)/compat/)" >&2; exit 1; fi
 
 .PHONY: test-fleet
 test-fleet: deps testbin ## Run only the fleet test: clusters a and b, three Prometheus with Thanos sidecars, Thanos Query, a stall in b that must page once.
