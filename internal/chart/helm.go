@@ -35,6 +35,30 @@ func Dir() (string, error) {
 	return filepath.Join(root, "charts", Name), nil
 }
 
+// Version returns the chart's version (Chart.yaml), which its image tag
+// (appVersion), release tag (v<version>) and runbook links follow.
+func Version() (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	if err := utilyaml.Unmarshal(b, &c); err != nil {
+		return "", fmt.Errorf("Chart.yaml: %w", err)
+	}
+	if c.Version == "" || c.Version != c.AppVersion {
+		return "", fmt.Errorf("Chart.yaml: version %q and appVersion %q must be set and equal: one release tag publishes the image and the chart", c.Version, c.AppVersion)
+	}
+	return c.Version, nil
+}
+
 // Scenarios returns the chart's ci/*-values.yaml files.
 func Scenarios() ([]string, error) {
 	dir, err := Dir()
