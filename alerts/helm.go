@@ -156,7 +156,22 @@ helpers derive the up selector and the alert labels from the release.
 {{- $ns := include "rvsync-slo.alertNamespace" . }}
 {{- $nsResource := ternary $ns (print $ns "/{{" " $labels.resource }}") (ne (include "rvsync-slo.alertmanagerConfig" .) "") }}
 {{- $disabled := $s.disabledAlerts | default dict }}
+{{- $alertNames := list ` + quotedList(AlertNames()) + ` }}
+{{- range $name, $_ := $disabled }}
+{{- if not (has $name $alertNames) }}
+{{- fail (printf "slo.disabledAlerts: no alert named %q; the alerts are %s" $name (join ", " $alertNames)) }}
+{{- end }}
+{{- end }}
 `
+}
+
+// quotedList writes names as the arguments of a template's list.
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, " ")
 }
 
 // groupCondition is the template condition of an SLO's group, "" for the
