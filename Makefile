@@ -208,6 +208,10 @@ $(ACTIONLINT):
 	@echo ">> building actionlint $(ACTIONLINT_VERSION)"
 	cd hack/tools/actionlint && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ github.com/rhysd/actionlint/cmd/actionlint
 
+# goreleaser and syft alone (CI builds them beside the control plane).
+.PHONY: release-bins
+release-bins: $(GORELEASER) $(SYFT)
+
 .PHONY: release-tools
 release-tools: $(GORELEASER) $(SYFT) $(HELM) ## Build goreleaser, syft, helm and the image tool.
 	cd hack/tools/image && CGO_ENABLED=0 go build -o $(IMAGE_TOOL) .
