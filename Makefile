@@ -194,7 +194,7 @@ RELEASE_IMAGE   ?= ghcr.io/rvsync-slo/rvsync-slo
 RELEASE_CHARTS  ?= oci://ghcr.io/rvsync-slo/charts
 # The release tests and the real-cluster test read the artifacts here.
 export RVSYNC_RELEASE_DIR := $(RELEASE_DIR)
-release_env = PATH="$(dir $(SYFT)):$$PATH" RVSYNC_VERSION=$(RELEASE_VERSION) RVSYNC_IMAGE_TOOL=$(IMAGE_TOOL) RVSYNC_IMAGE_REPO=$(RELEASE_IMAGE)
+release_env = PATH="$(dir $(SYFT)):$$PATH" RVSYNC_VERSION=$(RELEASE_VERSION) RVSYNC_REVISION=$(REVISION) RVSYNC_IMAGE_TOOL=$(IMAGE_TOOL) RVSYNC_IMAGE_REPO=$(RELEASE_IMAGE)
 
 $(GORELEASER):
 	@echo ">> building goreleaser $(GORELEASER_VERSION)"

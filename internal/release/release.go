@@ -133,10 +133,7 @@ func ReadImage(path string) (*Image, error) {
 	if err := json.Unmarshal(cfg, &img.Config); err != nil {
 		return nil, fmt.Errorf("%s: config: %w", path, err)
 	}
-	img.ConfigDigest = "sha256:" + strings.TrimSuffix(filepath.Base(m.Config), ".json")
-	if !strings.HasPrefix(m.Config, "sha256:") {
-		img.ConfigDigest = digestOf(cfg)
-	}
+	img.ConfigDigest = digestOf(cfg)
 	for _, l := range m.Layers {
 		data, ok := entries[l]
 		if !ok {

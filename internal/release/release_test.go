@@ -155,16 +155,47 @@ func checkBinary(t *testing.T, a release.Artifacts, arch string, bin []byte) {
 			t.Errorf("build setting %s=%q, want %q", k, settings[k], want)
 		}
 	}
-	if ld := settings["-ldflags"]; !strings.HasPrefix(ld, "-s -w ") || !strings.Contains(ld, "-X main.version="+a.Version+" ") || !strings.Contains(ld, "-X main.revision=") {
-		t.Errorf("ldflags %q: want make image's -s -w -X main.version=%s -X main.revision=...", ld, a.Version)
+	// -s -w, as make image links it (-trimpath keeps -ldflags out of the
+	// build info): no symbol table, no DWARF
+	for _, sec := range []string{".symtab", ".debug_info", ".zdebug_info"} {
+		if f.Section(sec) != nil {
+			t.Errorf("/exporter has section %s: not linked with -s -w", sec)
+		}
 	}
-	if arch != runtime.GOARCH {
-		return
+	// the version and revision stamped with -X: the host's binary says them,
+	// and every architecture's holds the same revision
+	host, err := hostRevision(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(bin, []byte(host)) {
+		t.Errorf("/exporter lacks the revision %s that the %s binary reports", host, runtime.GOARCH)
+	}
+}
+
+// hostRevision runs the release's exporter of the machine's architecture
+// with --version, checks it reports the release's version, and returns the
+// revision it reports.
+func hostRevision(a release.Artifacts) (string, error) {
+	img, err := release.ReadImage(a.HostImage())
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "rvsync-release-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "exporter")
+	if err := os.WriteFile(path, img.Files["/exporter"], 0o755); err != nil {
+		return "", err
 	}
 	out, err := exec.Command(path, "--version").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "rvsync exporter "+a.Version+" (revision ") {
-		t.Errorf("exporter --version: %q (%v), want version %s", out, err, a.Version)
+	var rev string
+	if _, scanErr := fmt.Sscanf(string(out), "rvsync exporter "+a.Version+" (revision %40s", &rev); err != nil || scanErr != nil || len(rev) != 40 {
+		return "", fmt.Errorf("exporter --version: %q (%v): want version %s and a 40-digit revision", out, err, a.Version)
 	}
+	return rev, nil
 }
 
 // checkChart: the .tgz is the chart of this version, its image the
