@@ -51,10 +51,10 @@ func Version() (string, error) {
 		AppVersion string `json:"appVersion"`
 	}
 	if err := utilyaml.Unmarshal(b, &c); err != nil {
-		return "", fmt.Errorf("Chart.yaml: %w", err)
+		return "", fmt.Errorf("the chart's Chart.yaml: %w", err)
 	}
 	if c.Version == "" || c.Version != c.AppVersion {
-		return "", fmt.Errorf("Chart.yaml: version %q and appVersion %q must be set and equal: one release tag publishes the image and the chart", c.Version, c.AppVersion)
+		return "", fmt.Errorf("the chart's version %q and appVersion %q must be set and equal: one release tag publishes the image and the chart", c.Version, c.AppVersion)
 	}
 	return c.Version, nil
 }
