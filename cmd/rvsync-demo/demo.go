@@ -275,7 +275,7 @@ func (d *demo) stop() error {
 	d.printf(">> stopping")
 	if d.receiver != nil {
 		fired, resolved := d.receiver.counts()
-		d.printf("   pages: %d fired, %d resolved", fired, resolved)
+		d.printf("   pages: %d alerts fired, %d resolved", fired, resolved)
 	}
 	var errs []error
 	if d.prom != nil {

@@ -175,14 +175,15 @@ func seconds(s string) float64 {
 }
 
 var (
-	firstTable = regexp.MustCompile(`first table, (\S+) after the start`)
-	synced     = regexp.MustCompile(`every informer synced`)
-	stalled    = regexp.MustCompile(`fault: stall`)
-	paged      = regexp.MustCompile(`PAGE firing: (.*RvsyncWatchStalled/\S+.*) — (\S+) after the stall began`)
-	released   = regexp.MustCompile(`fault ended: stall, after (\S+)`)
-	resolved   = regexp.MustCompile(`PAGE resolved: (.*RvsyncWatchStalled/\S+.*) — (\S+) after the stall ended`)
-	tableHead  = regexp.MustCompile(`^--- `)
-	summary    = regexp.MustCompile(`pages: (\d+) fired, (\d+) resolved`)
+	firstTable    = regexp.MustCompile(`first table, (\S+) after the start`)
+	synced        = regexp.MustCompile(`every informer synced`)
+	stalled       = regexp.MustCompile(`fault: stall`)
+	paged         = regexp.MustCompile(`PAGE firing: (.*RvsyncWatchStalled/\S+.*) — (\S+) after the stall began`)
+	released      = regexp.MustCompile(`fault ended: stall, after (\S+)`)
+	resolved      = regexp.MustCompile(`PAGE resolved: (.*RvsyncWatchStalled/\S+.*) — (\S+) after the stall ended`)
+	tableHead     = regexp.MustCompile(`^--- `)
+	configmapsRow = regexp.MustCompile(`^\s*configmaps\s`) // right-aligned
+	summary       = regexp.MustCompile(`pages: (\d+) alerts fired, (\d+) resolved`)
 )
 
 // TestScriptedStall runs the demo as `make demo` does, scripted: once every
@@ -267,7 +268,7 @@ func TestScriptedStall(t *testing.T) {
 	// The table recovers: the next table's configmaps row is silent no more.
 	r.next(tableHead, time.Minute, "a table after the resolution")
 	for {
-		line := r.next(regexp.MustCompile(`^configmaps\s`), 30*time.Second, "the configmaps row")[0]
+		line := r.next(configmapsRow, 30*time.Second, "the configmaps row")[0]
 		rw, _ := parseRow(line, "configmaps")
 		if s := seconds(rw.silence); s >= 0 && s < 30 {
 			break
