@@ -182,7 +182,7 @@ var (
 	released      = regexp.MustCompile(`fault ended: stall, after (\S+)`)
 	resolved      = regexp.MustCompile(`PAGE resolved: (.*RvsyncWatchStalled/\S+.*) — (\S+) after the stall ended`)
 	tableHead     = regexp.MustCompile(`^--- `)
-	configmapsRow = regexp.MustCompile(`^\s*configmaps\s`) // right-aligned
+	configmapsRow = regexp.MustCompile(`^\s*configmaps\s.*`) // right-aligned; the whole row
 	summary       = regexp.MustCompile(`pages: (\d+) alerts fired, (\d+) resolved`)
 )
 
