@@ -202,10 +202,12 @@ verify: generate $(STATICCHECK) ## Check generated files, formatting, vet, stati
 
 DEMO_FLAGS ?=
 
+# CGO_ENABLED=0 as the exporter's build (testenv.ExporterBinary): the demo
+# compiles the packages the exporter then finds in the build cache.
 .PHONY: demo
 demo: deps $(ETCD) kube-apiserver ## Run the stack locally: etcd, kube-apiserver, a workload, the exporter, Prometheus with the chart's rules, Alertmanager; a live table, faults on s/d/r (DEMO_FLAGS: rvsync-demo's flags, e.g. --fault stall@30s+page).
 	@echo ">> building rvsync-demo (cold: ~1 min on 2 cores)"
-	go run ./cmd/rvsync-demo $(DEMO_FLAGS)
+	CGO_ENABLED=0 go run ./cmd/rvsync-demo $(DEMO_FLAGS)
 
 BENCH_FLAGS ?=
 

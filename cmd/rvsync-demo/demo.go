@@ -72,6 +72,9 @@ func run(ctx context.Context, o options, stdin, stdout *os.File) (err error) {
 		}
 	}()
 	if err := d.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // Ctrl-C during the start: a clean stop
+		}
 		return err
 	}
 	var keys <-chan byte
@@ -137,50 +140,18 @@ func (d *demo) start(ctx context.Context) error {
 		}
 		built <- err
 	}()
+	proxied, err := d.startControlPlane(ctx)
+	if buildErr := <-built; err == nil {
+		err = buildErr
+	}
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	t := time.Now()
-	d.printf(">> starting etcd and kube-apiserver from bin/")
-	if d.env, err = testenv.Start(testenv.Options{LogDir: d.logDir}); err != nil {
-		<-built
-		return err
-	}
-	d.printf("   control plane at %s, ready in %s", d.env.Config.Host, d.since(t))
-	restarts, err := d.logFile("kube-apiserver-restarted.log")
-	if err != nil {
-		<-built
-		return err
-	}
-	if d.procs, err = d.env.Processes(restarts); err != nil {
-		<-built
-		return err
-	}
-	kubeconfig := filepath.Join(d.dataDir, "kubeconfig")
-	if err := testenv.WriteKubeconfig(kubeconfig, d.env.Config); err != nil {
-		<-built
-		return err
-	}
-	d.printf("   kubectl --kubeconfig %s get configmaps -n %s", kubeconfig, workloadNamespace)
-
-	d.wctx, d.cancel = context.WithCancel(ctx)
-	if err := testenv.EnsureNamespace(ctx, d.env.Client, workloadNamespace); err != nil {
-		<-built
-		return err
-	}
-	go testenv.Churn(d.wctx, d.env.Client, workloadNamespace, 50, d.o.rate)
-	go testenv.ChurnDeployments(d.wctx, d.env.Client, workloadNamespace, 5, 3*time.Second)
-	d.printf("   workload: %.0f ConfigMap writes/s and a Deployment update every 3s in namespace %s", d.o.rate, workloadNamespace)
-
-	// The informers reach kube-apiserver through the fault proxy; the head
-	// probe and the canary go direct, on connections of their own.
-	proxied, err := d.startProxy()
-	if err != nil {
-		<-built
-		return err
-	}
-	if err := <-built; err != nil {
-		return err
-	}
-	t = time.Now()
 	d.printf(">> starting the exporter (informers through a fault proxy at %s)", d.proxy.Addr())
 	exporterLog, err := d.logFile("exporter.log")
 	if err != nil {
@@ -197,10 +168,51 @@ func (d *demo) start(ctx context.Context) error {
 		return err
 	}
 	d.printf("   exporter at %s, ready in %s", d.exporter.MetricsURL(), d.since(t))
+	return d.startMonitoring(ctx)
+}
 
-	t = time.Now()
+// startControlPlane starts etcd and kube-apiserver, the workload and the
+// fault proxy, and returns the informers' client configuration (through
+// the proxy).
+func (d *demo) startControlPlane(ctx context.Context) (*rest.Config, error) {
+	t := time.Now()
+	d.printf(">> starting etcd and kube-apiserver from bin/")
+	var err error
+	if d.env, err = testenv.Start(testenv.Options{LogDir: d.logDir}); err != nil {
+		return nil, err
+	}
+	d.printf("   control plane at %s, ready in %s", d.env.Config.Host, d.since(t))
+	restarts, err := d.logFile("kube-apiserver-restarted.log")
+	if err != nil {
+		return nil, err
+	}
+	if d.procs, err = d.env.Processes(restarts); err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(d.dataDir, "kubeconfig")
+	if err := testenv.WriteKubeconfig(kubeconfig, d.env.Config); err != nil {
+		return nil, err
+	}
+	d.printf("   kubectl --kubeconfig %s get configmaps -n %s", kubeconfig, workloadNamespace)
+
+	d.wctx, d.cancel = context.WithCancel(ctx)
+	if err := testenv.EnsureNamespace(ctx, d.env.Client, workloadNamespace); err != nil {
+		return nil, err
+	}
+	go testenv.Churn(d.wctx, d.env.Client, workloadNamespace, 50, d.o.rate)
+	go testenv.ChurnDeployments(d.wctx, d.env.Client, workloadNamespace, 5, 3*time.Second)
+	d.printf("   workload: %.0f ConfigMap writes/s and a Deployment update every 3s in namespace %s", d.o.rate, workloadNamespace)
+	// The informers reach kube-apiserver through the fault proxy; the head
+	// probe and the canary go direct, on connections of their own.
+	return d.startProxy()
+}
+
+// startMonitoring starts the receiver, Alertmanager and Prometheus.
+func (d *demo) startMonitoring(ctx context.Context) error {
+	t := time.Now()
 	d.printf(">> starting Alertmanager and Prometheus (Debian packages)")
 	d.inj = newInjector(d.proxy, d.procs, d.event, nil)
+	var err error
 	if d.receiver, err = startReceiver(d.notified); err != nil {
 		return err
 	}

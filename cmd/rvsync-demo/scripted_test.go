@@ -36,7 +36,9 @@ func startDemo(t *testing.T, args ...string) *demoRun {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "rvsync-demo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make demo, sharing the exporter's build cache
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	r := &demoRun{t: t, lines: make(chan string, 1000), tmp: filepath.Join(dir, "tmp")}
