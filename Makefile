@@ -82,7 +82,7 @@ $(APISERVER) $(K8S_NODE) &:
 # the node, and a demo after testbin builds nothing.
 .PHONY: kube-apiserver
 kube-apiserver: ## Build kube-apiserver alone into bin/ (what `make demo` needs; testbin builds it with the node).
-	@test -x $(APISERVER) || { echo ">> building kube-apiserver $(K8S_VERSION) alone (cold: ~7 min on 2 cores)" && $(call k8s_build,kube-apiserver); }
+	@test -x $(APISERVER) || { echo ">> building kube-apiserver $(K8S_VERSION) alone (cold: ~4-10 min on 2 cores)" && $(call k8s_build,kube-apiserver); }
 
 $(KUBECTL):
 	@echo ">> building kubectl $(K8S_VERSION)"
@@ -97,7 +97,7 @@ $(OPERATOR_CRDS):
 	mv $@.tmp $@
 
 $(ETCD):
-	@echo ">> building etcd $(ETCD_VERSION) (cold: ~1 min on 2 cores)"
+	@echo ">> building etcd $(ETCD_VERSION) (cold: ~1-3 min on 2 cores)"
 	cd hack/tools/etcd && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ go.etcd.io/etcd/server/v3
 
 $(HELM):
@@ -206,7 +206,7 @@ DEMO_FLAGS ?=
 # compiles the packages the exporter then finds in the build cache.
 .PHONY: demo
 demo: deps $(ETCD) kube-apiserver ## Run the stack locally: etcd, kube-apiserver, a workload, the exporter, Prometheus with the chart's rules, Alertmanager; a live table, faults on s/d/r (DEMO_FLAGS: rvsync-demo's flags, e.g. --fault stall@30s+page).
-	@echo ">> building rvsync-demo (cold: ~1 min on 2 cores)"
+	@echo ">> building rvsync-demo (cold: ~1-2 min on 2 cores)"
 	CGO_ENABLED=0 go run ./cmd/rvsync-demo $(DEMO_FLAGS)
 
 BENCH_FLAGS ?=
