@@ -179,6 +179,74 @@ image: ## Write the exporter image as a tarball (bin/images/rvsync-slo.tar) with
 	cd hack/tools/image && go run . -binary $(BIN)/images/exporter -name $(IMAGE_NAME) -expose 8080/tcp -out $(BIN)/images/rvsync-slo.tar
 	@echo ">> $(BIN)/images/rvsync-slo.tar is $(IMAGE_NAME)"
 
+# Releases. GoReleaser (.goreleaser.yaml) builds the exporter for
+# linux/amd64 and linux/arm64 with the flags of `make image` and packs each
+# binary with hack/tools/image as `make image` does; helm packages the chart
+# with the same version (Chart.yaml's version = appVersion = the tag without
+# its v); syft writes the SBOMs. `make release-dry-run` builds all of it into
+# dist/ (a snapshot: unsigned, unpublished) and tests it; the release
+# workflow (.github/workflows/release.yml) runs `make release-publish` on a
+# tag and signs what it pushed. Each tool builds in its own module under
+# hack/tools, cached in bin/ by version.
+GORELEASER_VERSION ?= v2.15.1
+SYFT_VERSION       ?= v1.57.1
+ACTIONLINT_VERSION ?= v1.7.12
+GORELEASER := $(BIN)/goreleaser-$(GORELEASER_VERSION)/goreleaser
+SYFT       := $(BIN)/syft-$(SYFT_VERSION)/syft
+ACTIONLINT := $(BIN)/actionlint-$(ACTIONLINT_VERSION)/actionlint
+IMAGE_TOOL := $(CURDIR)/out/image
+RELEASE_DIR     := $(CURDIR)/dist
+RELEASE_VERSION ?= $(shell sed -n 's/^version: *//p' charts/rvsync-slo/Chart.yaml)
+RELEASE_IMAGE   ?= ghcr.io/rvsync-slo/rvsync-slo
+RELEASE_CHARTS  ?= oci://ghcr.io/rvsync-slo/charts
+# The release tests and the real-cluster test read the artifacts here.
+export RVSYNC_RELEASE_DIR := $(RELEASE_DIR)
+release_env = PATH="$(dir $(SYFT)):$$PATH" RVSYNC_VERSION=$(RELEASE_VERSION) RVSYNC_REVISION=$(REVISION) RVSYNC_IMAGE_TOOL=$(IMAGE_TOOL) RVSYNC_IMAGE_REPO=$(RELEASE_IMAGE)
+
+$(GORELEASER):
+	@echo ">> building goreleaser $(GORELEASER_VERSION)"
+	cd hack/tools/goreleaser && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(GORELEASER_VERSION:v%=%)" -o $@ github.com/goreleaser/goreleaser/v2
+
+$(SYFT):
+	@echo ">> building syft $(SYFT_VERSION)"
+	cd hack/tools/syft && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(SYFT_VERSION:v%=%)" -o $@ github.com/anchore/syft/cmd/syft
+
+$(ACTIONLINT):
+	@echo ">> building actionlint $(ACTIONLINT_VERSION)"
+	cd hack/tools/actionlint && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ github.com/rhysd/actionlint/cmd/actionlint
+
+# goreleaser and syft alone (CI builds them beside the control plane).
+.PHONY: release-bins
+release-bins: $(GORELEASER) $(SYFT)
+
+.PHONY: release-tools
+release-tools: $(GORELEASER) $(SYFT) $(HELM) ## Build goreleaser, syft, helm and the image tool.
+	cd hack/tools/image && CGO_ENABLED=0 go build -o $(IMAGE_TOOL) .
+
+# The CHANGELOG.md section of the version: the release notes; none fails.
+.PHONY: release-check
+release-check:
+	@test "$$(sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' charts/rvsync-slo/Chart.yaml)" = "$(RELEASE_VERSION)" && test "$$(sed -n 's/^version: *//p' charts/rvsync-slo/Chart.yaml)" = "$(RELEASE_VERSION)" \
+		|| (echo "release $(RELEASE_VERSION): charts/rvsync-slo/Chart.yaml version and appVersion must both be $(RELEASE_VERSION)" >&2; exit 1)
+	@mkdir -p out && awk '/^## /{on = ($$2 == "$(RELEASE_VERSION)"); next} on' CHANGELOG.md > out/release-notes.md
+	@test -s out/release-notes.md || (echo "CHANGELOG.md has no section '## $(RELEASE_VERSION)'" >&2; exit 1)
+
+.PHONY: release-dry-run
+release-dry-run: release-tools release-check ## Build every release artifact into dist/ as a snapshot (image tarballs for amd64 and arm64, the multi-arch image as an OCI layout, the chart .tgz, SBOMs, checksums) and test them; nothing is signed or pushed.
+	$(release_env) $(GORELEASER) release --clean --snapshot --skip=sign --release-notes out/release-notes.md
+	$(HELM) package charts/rvsync-slo -d $(RELEASE_DIR)
+	$(IMAGE_TOOL) index -layout $(RELEASE_DIR)/images/oci $(RELEASE_DIR)/images/rvsync-slo_$(RELEASE_VERSION)_linux_*.tar
+	cd hack/tools/image && go test -count=1 ./...
+	RVSYNC_RELEASE_VERSION=$(RELEASE_VERSION) go test -count=1 -run '^TestReleaseArtifacts$$' -v ./internal/release
+
+.PHONY: release-publish
+release-publish: release-tools release-check ## (The release workflow, on tag v<version>.) Build as release-dry-run, publish the GitHub release (cosign signs the checksums), push the multi-arch image and the chart; digests in dist/*.digest.
+	$(release_env) $(GORELEASER) release --clean --release-notes out/release-notes.md
+	$(HELM) package charts/rvsync-slo -d $(RELEASE_DIR)
+	$(IMAGE_TOOL) index -layout $(RELEASE_DIR)/images/oci -push $(RELEASE_IMAGE):$(RELEASE_VERSION) $(RELEASE_DIR)/images/rvsync-slo_$(RELEASE_VERSION)_linux_*.tar > $(RELEASE_DIR)/image.digest
+	$(HELM) push $(RELEASE_DIR)/rvsync-slo-$(RELEASE_VERSION).tgz $(RELEASE_CHARTS) 2>&1 | tee $(RELEASE_DIR)/chart-push.log
+	sed -n 's/^Digest: //p' $(RELEASE_DIR)/chart-push.log > $(RELEASE_DIR)/chart.digest && test -s $(RELEASE_DIR)/chart.digest
+
 .PHONY: cluster
 cluster: deps cluster-deps testbin $(KUBECTL) ## Start a real single-node cluster, install the chart into it, print how to reach it with kubectl; Ctrl-C stops it and cleans the host.
 	go run ./cmd/rvsync-cluster -kubectl $(KUBECTL)
@@ -188,12 +256,13 @@ generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart R
 	go run ./cmd/rvsync-gen
 
 .PHONY: verify
-verify: generate $(STATICCHECK) ## Check generated files, formatting, vet, staticcheck, the dependency direction and module sums (CI runs it).
+verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatting, vet, staticcheck, the workflows (actionlint), the dependency direction and module sums (CI runs it).
 	git diff --exit-code -- charts README.md docs/alertmanager.yaml || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
 	@test -z "$$(git ls-files --others --exclude-standard -- charts docs)" || (git ls-files --others --exclude-standard -- charts docs; echo "new generated files are not tracked: git add them" >&2; exit 1)
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet ./...
 	$(STATICCHECK) ./...
+	$(ACTIONLINT) .github/workflows/*.yml
 	@# dependencies point one way: pkg/ is the public ground floor, and the
 	@# dashboards read the SLO model, not the rule generator
 	@! go list -deps ./pkg/... | grep '^$(MODULE)/' | grep -v '^$(MODULE)/pkg/' || (echo "pkg/ imports a package outside pkg/" >&2; exit 1)

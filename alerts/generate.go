@@ -3,6 +3,7 @@ package alerts
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/common/model"
@@ -36,6 +37,11 @@ func Generate(spec slo.Spec) (rulefmt.RuleGroups, error) {
 		return rulefmt.RuleGroups{}, fmt.Errorf("invalid SLO spec: %w", err)
 	}
 	g := generator{spec.WithDefaults()}
+	for _, a := range g.DisabledAlerts {
+		if !slices.Contains(AlertNames(), a) {
+			return rulefmt.RuleGroups{}, fmt.Errorf("invalid SLO spec: disabledAlerts: no alert named %q (alerts: %v)", a, AlertNames())
+		}
+	}
 	var groups []rulefmt.RuleGroup
 	for _, o := range g.SLOs {
 		if !o.Disabled {
@@ -43,6 +49,9 @@ func Generate(spec slo.Spec) (rulefmt.RuleGroups, error) {
 		}
 	}
 	groups = append(groups, rulefmt.RuleGroup{Name: "rvsync-slo-symptoms", Rules: g.symptomAlerts()})
+	for i := range groups {
+		groups[i].Rules = slices.DeleteFunc(groups[i].Rules, func(r rulefmt.Rule) bool { return slices.Contains(g.DisabledAlerts, r.Alert) })
+	}
 	return prettify(groups)
 }
 
@@ -135,10 +144,7 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 
 // burnAlertName is the name of an SLO's four burn-rate alerts; the window
 // labels tell them apart.
-func burnAlertName(name string) string {
-	d, _ := slo.SLIOf(name)
-	return "Rvsync" + d.Alert + "BudgetBurn"
-}
+func burnAlertName(name string) string { return slo.BurnAlertName(name) }
 
 // alertDef is what differs between alerts; alert adds what they share.
 type alertDef struct {
@@ -161,16 +167,27 @@ func (s generator) alert(a alertDef) rulefmt.Rule {
 	}
 	maps.Copy(labels, a.labels)
 	labels[slo.LabelSeverity] = s.SeverityLabel(a.severity)
+	if ns := s.AlertNamespace; ns != "" {
+		labels[slo.LabelNamespace] = ns
+		if !a.exporter {
+			labels[slo.LabelNamespace] = ns + "/{{ $labels.resource }}"
+		}
+	}
+	annotations := maps.Clone(s.ExtraAnnotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	maps.Copy(annotations, map[string]string{
+		annotationSummary:      a.summary,
+		annotationDescription:  a.description,
+		annotationRunbookURL:   s.RunbookURLPrefix + strings.ToLower(a.name),
+		annotationDashboardURL: s.dashboardURL(a.exporter),
+	})
 	r := rulefmt.Rule{
-		Alert:  a.name,
-		Expr:   a.expr,
-		Labels: labels,
-		Annotations: map[string]string{
-			annotationSummary:      a.summary,
-			annotationDescription:  a.description,
-			annotationRunbookURL:   s.RunbookURLPrefix + strings.ToLower(a.name),
-			annotationDashboardURL: s.dashboardURL(a.exporter),
-		},
+		Alert:       a.name,
+		Expr:        a.expr,
+		Labels:      labels,
+		Annotations: annotations,
 	}
 	if a.forDuration != "" {
 		d, err := model.ParseDuration(a.forDuration) // validated by slo.Spec.Validate
@@ -189,9 +206,9 @@ func (s generator) dashboardURL(exporter bool) string {
 	base := strings.TrimSuffix(s.GrafanaURL, "/")
 	cluster := fmt.Sprintf("{{ with $labels.%s }}var-%s={{ . }}{{ end }}", s.ClusterLabel, slo.DashboardVarCluster)
 	if exporter {
-		return fmt.Sprintf("%s/d/%s/?%s", base, slo.DashboardOverviewUID, cluster)
+		return fmt.Sprintf("%s/d/%s/?%s", base, s.DashboardUID(slo.DashboardOverview), cluster)
 	}
-	return fmt.Sprintf("%s/d/%s/?var-%s={{ $labels.resource }}&%s", base, slo.DashboardResourceUID, slo.DashboardVarResource, cluster)
+	return fmt.Sprintf("%s/d/%s/?var-%s={{ $labels.resource }}&%s", base, s.DashboardUID(slo.DashboardResource), slo.DashboardVarResource, cluster)
 }
 
 // resourceRef names the alert's resource and cluster in annotations.

@@ -57,6 +57,10 @@ const (
 	sentinelGrafana    = "https://rvsync-grafana.invalid"
 	sentinelQueueDepth = 4444
 	sentinelBackpress  = "6h6m"
+	sentinelBudget     = "347d" // < 1y and no whole number of weeks: PromQL prints it as it is
+	sentinelUIDPrefix  = "rvsyncsentineluid-"
+	sentinelNamespace  = "rvsync-sentinel-namespace"
+	sentinelAnnotation = "rvsync_sentinel_annotation"
 )
 
 // sentinelSpec is slo.DefaultSpec with a sentinel wherever the chart's
@@ -77,6 +81,10 @@ func sentinelSpec() slo.Spec {
 	s.GrafanaURL = sentinelGrafana
 	s.Symptoms.QueueDepthLimit = sentinelQueueDepth
 	s.Symptoms.BackpressureFor = sentinelBackpress
+	s.BudgetPeriod = sentinelBudget
+	s.DashboardUIDPrefix = sentinelUIDPrefix
+	s.AlertNamespace = sentinelNamespace
+	s.ExtraAnnotations = map[string]string{sentinelAnnotation: sentinelExtraValue}
 	for i, o := range s.SLOs {
 		for _, c := range HelmSLOs {
 			if c.Name == o.Name {
@@ -114,6 +122,7 @@ func RenderHelmTemplate() ([]byte, error) {
 		}
 		// Prometheus' own template actions ({{ $labels.resource }}) pass through Helm verbatim
 		text = strings.ReplaceAll(text, "{{", `{{ "{{" }}`)
+		text = disableableAlerts(text)
 		cond := groupCondition(g.Name)
 		if cond != "" {
 			b.WriteString("{{- if " + cond + " }}\n")
@@ -142,7 +151,27 @@ helpers derive the up selector and the alert labels from the release.
 {{- $selFirst := ternary (printf "{%s," $s.selector) "{" (ne $s.selector "") }}
 {{- $up := include "rvsync-slo.upSelector" . }}
 {{- $labels := include "rvsync-slo.alertLabels" . }}
+{{- $runbook := include "rvsync-slo.runbookURLPrefix" . }}
+{{- $uidPrefix := include "rvsync-slo.dashboardUIDPrefix" . }}
+{{- $ns := include "rvsync-slo.alertNamespace" . }}
+{{- $nsResource := ternary $ns (print $ns "/{{" " $labels.resource }}") (ne (include "rvsync-slo.alertmanagerConfig" .) "") }}
+{{- $disabled := $s.disabledAlerts | default dict }}
+{{- $alertNames := list ` + quotedList(AlertNames()) + ` }}
+{{- range $name, $_ := $disabled }}
+{{- if not (has $name $alertNames) }}
+{{- fail (printf "slo.disabledAlerts: no alert named %q; the alerts are %s" $name (join ", " $alertNames)) }}
+{{- end }}
+{{- end }}
 `
+}
+
+// quotedList writes names as the arguments of a template's list.
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, " ")
 }
 
 // groupCondition is the template condition of an SLO's group, "" for the
@@ -217,7 +246,11 @@ func replacements() []replacement {
 		{sentinel: "{" + sentinelSelector + "}", action: "{{ $selOnly }}"},
 		{sentinel: "{" + sentinelSelector + ",", action: "{{ $selFirst }}"},
 		{sentinel: "{" + sentinelUpSelector + "}", action: `{{ printf "{%s}" $up }}`},
-		{sentinel: sentinelRunbook, action: "{{ $s.runbookURLPrefix }}"},
+		{sentinel: sentinelRunbook, action: "{{ $runbook }}"},
+		{sentinel: sentinelNamespace + `/{{ "{{" }} $labels.resource }}`, action: "{{ $nsResource }}"},
+		{sentinel: sentinelNamespace, action: "{{ $ns | quote }}", bounded: word},
+		{sentinel: sentinelUIDPrefix, action: "{{ $uidPrefix }}"},
+		{sentinel: sentinelBudget, action: "{{ $s.budgetPeriod }}", bounded: budgetBound},
 		{sentinel: sentinelGrafana, action: `{{ $s.grafanaURL | trimSuffix "/" }}`},
 		{sentinel: sentinelPage, action: "{{ $s.severities.page | quote }}", bounded: word},
 		{sentinel: sentinelTicket, action: "{{ $s.severities.ticket | quote }}", bounded: word},
@@ -267,17 +300,47 @@ func substitute(text string) ([]byte, error) {
 	return []byte(text), nil
 }
 
-// extraLabelsLine replaces the sentinel extra label of each alert with the
-// values' extra labels, at the same indentation.
+// extraLabelsLine replaces the sentinel extra label and extra annotation of
+// each alert with the values' extra labels and annotations, at the same
+// indentation.
 func extraLabelsLine(text string) string {
 	lines := strings.SplitAfter(text, "\n")
 	for i, l := range lines {
 		trimmed := strings.TrimLeft(l, " ")
-		if strings.TrimSpace(trimmed) == sentinelExtraKey+": "+sentinelExtraValue {
+		switch strings.TrimSpace(trimmed) {
+		case sentinelExtraKey + ": " + sentinelExtraValue:
 			lines[i] = fmt.Sprintf("{{- with $labels }}{{ . | nindent %d }}{{- end }}\n", len(l)-len(trimmed))
+		case sentinelAnnotation + ": " + sentinelExtraValue:
+			lines[i] = fmt.Sprintf("{{- with $s.additionalRuleAnnotations }}{{ toYaml . | nindent %d }}{{- end }}\n", len(l)-len(trimmed))
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// disableableAlerts puts each alert of a group's YAML inside a condition on
+// the values' slo.disabledAlerts, so the chart leaves out the alerts the
+// user disabled (a burn-rate alert's four windows share one name).
+func disableableAlerts(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	open := "" // indentation of the open alert item, "" when none
+	for _, l := range lines {
+		trimmed := strings.TrimLeft(l, " ")
+		indent := l[:len(l)-len(trimmed)]
+		if open != "" && l != "" && (len(indent) < len(open) || (len(indent) == len(open) && strings.HasPrefix(trimmed, "- "))) {
+			b.WriteString("{{- end }}\n")
+			open = ""
+		}
+		if name, ok := strings.CutPrefix(strings.TrimSpace(trimmed), "- alert: "); ok {
+			b.WriteString(fmt.Sprintf("{{- if not (index $disabled %q) }}\n", name))
+			open = indent
+		}
+		b.WriteString(l)
+	}
+	if open != "" {
+		b.WriteString("{{- end }}\n")
+	}
+	return b.String()
 }
 
 // replaceBounded replaces the occurrences of r.sentinel whose neighbours
@@ -313,6 +376,14 @@ func number(prev, next string) bool {
 		return false
 	}
 	return !(len(next) > 1 && next[0] == '.' && isDigit(next[1]))
+}
+
+// budgetBound accepts the budget period in a range ([347d]), a text or a
+// recording-rule name's end (ratio_rate347d), not inside a longer number
+// or name.
+func budgetBound(prev, next string) bool {
+	ident := func(c byte) bool { return c == '_' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z') }
+	return (prev == "" || !isDigit(prev[len(prev)-1])) && (next == "" || !ident(next[0]))
 }
 
 // word accepts a name or duration not part of a longer identifier.

@@ -116,3 +116,46 @@ func expand(t *testing.T, text string, labels map[string]string) string {
 	}
 	return b.String()
 }
+
+// TestDashboardRunbookLinksNameAlerts: the runbook links on the dashboards'
+// panels (the dashboards package names the alerts itself: it may not
+// import this one) name alerts these rules have, at their runbook_url.
+func TestDashboardRunbookLinksNameAlerts(t *testing.T) {
+	boards, err := dashboards.Render(dashboards.Config{Spec: slo.DefaultSpec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := map[string]string{}
+	for _, r := range rules(t, slo.DefaultSpec()) {
+		if r.Alert != "" {
+			urls[r.Alert] = r.Annotations[annotationRunbookURL]
+		}
+	}
+	n := 0
+	for name, b := range boards {
+		var d struct {
+			Panels []struct {
+				Title string
+				Links []struct{ Title, URL string }
+			}
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range d.Panels {
+			for _, l := range p.Links {
+				alert, ok := strings.CutPrefix(l.Title, "Runbook: ")
+				if !ok {
+					continue
+				}
+				n++
+				if urls[alert] == "" || l.URL != urls[alert] {
+					t.Errorf("%s panel %q links %s at %s; the rules' runbook_url is %q", name, p.Title, alert, l.URL, urls[alert])
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("%d runbook links on the dashboards' panels", n)
+	}
+}

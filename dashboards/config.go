@@ -27,8 +27,9 @@ type Config struct {
 	// series, with or without a cluster label) and drops the cluster from
 	// legends.
 	SingleCluster bool
-	// UIDPrefix starts every dashboard UID; default "rvsync-". UIDs are
-	// stable so links and bookmarks survive regeneration.
+	// UIDPrefix starts every dashboard UID; default Spec.DashboardUIDPrefix,
+	// else "rvsync-". UIDs are stable so links and bookmarks survive
+	// regeneration; the chart makes them unique per release.
 	UIDPrefix string
 	// Tags are set on every dashboard; default ["rvsync-slo"].
 	Tags []string
@@ -58,7 +59,7 @@ func FileName(uidSuffix string) string { return "rvsync-" + uidSuffix + ".json" 
 func (c Config) withDefaults() Config {
 	c.Spec = c.Spec.WithDefaults()
 	c.Spec.Selector = strings.Trim(strings.TrimSpace(c.Spec.Selector), ",")
-	c.UIDPrefix = cmp.Or(c.UIDPrefix, "rvsync-")
+	c.UIDPrefix = cmp.Or(c.UIDPrefix, c.Spec.DashboardUIDPrefix, slo.DefaultDashboardUIDPrefix)
 	if len(c.Tags) == 0 {
 		c.Tags = []string{"rvsync-slo"}
 	}

@@ -16,8 +16,11 @@ import (
 // Sentinels of the chart's values in the dashboards: each valid where it
 // stands and found nowhere else in the JSON.
 const (
-	helmCluster  = "rvsync_sentinel_cluster"
-	helmSelector = `_rvsync_selector="1"`
+	helmCluster   = "rvsync_sentinel_cluster"
+	helmSelector  = `_rvsync_selector="1"`
+	helmBudget    = "347d"
+	helmUIDPrefix = "rvsyncsentineluid-"
+	helmRunbook   = "https://rvsync-sentinel.invalid/runbooks#"
 )
 
 // helmSLOs are the SLOs' blocks in the chart's values (.Values.slo.<key>)
@@ -56,6 +59,8 @@ hidden, no cluster in legends and groupings).
 {{- $cl := .Values.cluster.label }}
 {{- $sel := $s.selector | toJson | trimPrefix "\"" | trimSuffix "\"" }}
 {{- $single := not (or .Values.cluster.name .Values.cluster.external) }}
+{{- $uidPrefix := include "rvsync-slo.dashboardUIDPrefix" . }}
+{{- $runbook := include "rvsync-slo.runbookURLPrefix" . | toJson | trimPrefix "\"" | trimSuffix "\"" }}
 `
 
 // helmEnabled is the template condition of an SLO: its enabled value (and
@@ -79,6 +84,7 @@ func RenderHelmTemplates() (map[string][]byte, error) {
 	spec := slo.DefaultSpec()
 	spec.ClusterLabel, spec.Selector = helmCluster, helmSelector
 	spec.Symptoms.StalledAfterSeconds, spec.Symptoms.StalledFor = helmStalledAfter, helmStalledFor
+	spec.BudgetPeriod, spec.DashboardUIDPrefix, spec.RunbookURLPrefix = helmBudget, helmUIDPrefix, helmRunbook
 	header := helmTemplateHeader + "{{- $on := dict"
 	for i, o := range spec.SLOs {
 		spec.SLOs[i].Disabled = false
@@ -118,6 +124,9 @@ func RenderHelmTemplates() (map[string][]byte, error) {
 		{"{" + helmCluster, `{{ "{" }}{{ $cl }}`}, // a selector without the selector: no "{{{"
 		{helmCluster, "{{ $cl }}"},
 		{helmStalledFor, "{{ $s.symptoms.stalledFor }}"},
+		{helmBudget, "{{ $s.budgetPeriod }}"},
+		{helmUIDPrefix, "{{ $uidPrefix }}"},
+		{helmRunbook, "{{ $runbook }}"},
 		{promql.Num(helmStalledAfter), "{{ $s.symptoms.stalledAfterSeconds }}"},
 	}
 	for _, h := range helmSLOs {

@@ -374,6 +374,7 @@ func build(cfg Config, uid, title, description string, body func(c Config, b *bo
 		return dashboard.Dashboard{}, err
 	}
 	numberPanels(&d)
+	addRunbookLinks(c, &d)
 	if c.marks != nil {
 		c.marks.boards[uid] = bd.noted
 	}

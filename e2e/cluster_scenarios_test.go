@@ -60,8 +60,8 @@ func (s *clusterSuite) install(t *testing.T) {
 		}
 	}
 	c := p.Spec.Containers[0]
-	if c.Image != cluster.ExporterImage || c.ImagePullPolicy != corev1.PullIfNotPresent {
-		t.Errorf("image %s (%s), want the imported %s with the chart's IfNotPresent", c.Image, c.ImagePullPolicy, cluster.ExporterImage)
+	if c.Image != s.image || c.ImagePullPolicy != corev1.PullIfNotPresent {
+		t.Errorf("image %s (%s), want the chart's default, the imported %s, with its IfNotPresent", c.Image, c.ImagePullPolicy, s.image)
 	}
 	if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--kubeconfig") }) {
 		t.Errorf("the chart passes a kubeconfig: %v", c.Args)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
 	"github.com/rvsync-slo/rvsync-slo/internal/cluster"
+	rvrelease "github.com/rvsync-slo/rvsync-slo/internal/release"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
@@ -60,6 +61,9 @@ type clusterSuite struct {
 	client kubernetes.Interface
 	dyn    dynamic.Interface
 	logDir string
+	// chart is the packaged chart every release installs, and image the
+	// name of the exporter image imported (the chart's default image).
+	chart, image string
 }
 
 // TestCluster is what the user does: helm install the chart into a real
@@ -80,12 +84,8 @@ func startClusterSuite(t *testing.T) *clusterSuite {
 	t.Helper()
 	ctx := context.Background()
 	s := &clusterSuite{logDir: t.TempDir()}
-	built := time.Now()
-	image, err := cluster.BuildImage(ctx, t.TempDir(), cluster.ExporterProgram, cluster.ExporterImage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("exporter image %s built in %v", cluster.ExporterImage, time.Since(built).Round(time.Second))
+	image := releaseArtifacts(t, s)
+	var err error
 	if s.c, err = cluster.Start(ctx, cluster.Options{Logf: t.Logf, LogDir: s.logDir, Images: []string{image}}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,22 +106,53 @@ func startClusterSuite(t *testing.T) *clusterSuite {
 	return s
 }
 
+// releaseArtifacts sets the chart .tgz and the image the suite installs,
+// and returns the image tarball to import: what a user installs from a
+// release. That is the release build in dist/ (`make release-dry-run`, as
+// CI runs it before the tests) when it holds the chart's version, with the
+// image tarball of this machine's architecture; else the chart packaged
+// and the image built here as the release builds them (helm package;
+// hack/tools/image, named as the release names it). Either way the chart
+// installs at its default image, which the imported tarball is.
+func releaseArtifacts(t *testing.T, s *clusterSuite) (imageTarball string) {
+	t.Helper()
+	a, ok, err := rvrelease.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.image = a.ImageRef()
+	if ok {
+		t.Logf("installing the release build of %s: %s and %s", a.Version, a.Chart(), a.HostImage())
+		s.chart = a.Chart()
+		return a.HostImage()
+	}
+	built := time.Now()
+	dir := t.TempDir()
+	if s.chart, err = chart.Package(dir); err != nil {
+		t.Fatal(err)
+	}
+	if imageTarball, err = cluster.BuildImage(context.Background(), dir, cluster.ExporterProgram, s.image); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("no release build in %s: packaged %s and built %s in %v", a.Dir, s.chart, s.image, time.Since(built).Round(time.Second))
+	return imageTarball
+}
+
 // helmRelease is one helm release of the chart in the cluster.
 type helmRelease struct {
 	name, namespace string
 	values          map[string]any
 }
 
-// opts are the helm options of r: the cluster, and the imported image
-// (with the chart's default pull policy, IfNotPresent, which finds it).
+// opts are the helm options of r: the packaged chart and the cluster. The
+// chart's default image is the imported one, which its default pull
+// policy, IfNotPresent, finds without a registry.
 func (s *clusterSuite) opts(r helmRelease) chart.Options {
 	values := map[string]any{}
 	for k, v := range r.values {
 		values[k] = v
 	}
-	repo, tag, _ := strings.Cut(cluster.ExporterImage, ":")
-	values["image"] = map[string]any{"registry": "", "repository": repo, "tag": tag}
-	return chart.Options{Release: r.name, Namespace: r.namespace, Values: values, Kubeconfig: s.c.Kubeconfig}
+	return chart.Options{Chart: s.chart, Release: r.name, Namespace: r.namespace, Values: values, Kubeconfig: s.c.Kubeconfig}
 }
 
 // installRelease creates r's namespace enforcing the restricted Pod

@@ -109,7 +109,7 @@ func startFleet(t *testing.T, thanos string) *fleet {
 	}{{"a", 1}, {"b", 2}} {
 		fc := &fleetCluster{name: c.name, stack: startStack(t, stackOptions{valuesFiles: []string{values}, ownMonitoring: true})}
 		if c.name == "a" {
-			checkChartRules(t, fc.stack.chart, fleetSpec(t, slo.DefaultSpec(), values))
+			checkChartRules(t, fc.stack.chart, asChartRendersIt(t, fleetSpec(t, slo.DefaultSpec(), values)))
 		}
 		for i := range c.replicas {
 			p := startPrometheusWith(t, fc.stack.logDir, prometheusOptions{
@@ -171,6 +171,21 @@ func fleetSpec(t *testing.T, base slo.Spec, valuesFile string) slo.Spec {
 	}
 	base.Selector, base.UpSelector, base.ExtraLabels = v.SLO.Selector, v.SLO.UpSelector, v.SLO.ExtraLabels
 	return base
+}
+
+// asChartRendersIt adds to s what the chart derives from its release and
+// version: runbooks at the chart's release tag, the dashboards' UIDs under
+// the values' fullnameOverride, the alerts' namespace label.
+func asChartRendersIt(t *testing.T, s slo.Spec) slo.Spec {
+	t.Helper()
+	v, err := chart.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RunbookURLPrefix = "https://github.com/rvsync-slo/rvsync-slo/blob/v" + v + "/docs/runbooks.md#"
+	s.DashboardUIDPrefix = "rvsync-slo-" // fullnameOverride of the multi-cluster values
+	s.AlertNamespace = namespace
+	return s
 }
 
 // checkChartRules fails t unless the chart's rules as rendered (the

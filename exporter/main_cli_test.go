@@ -36,7 +36,10 @@ func TestRunExitCodes(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, 0, ""},
 		{"unknown flag", []string{"--nope"}, 2, "flag provided but not defined: -nope"},
-		{"bad duration", []string{"--probe-interval", "fast"}, 2, "invalid value"},
+		{"bad duration", []string{"--probe-interval", "fast"}, 2, `--probe-interval: want a duration like 5s, got "fast"`},
+		{"duration without a unit", []string{"--probe-interval=5"}, 2, `exporter: --probe-interval: want a duration like 5s, got "5"`},
+		{"bad boolean", []string{"--canary=maybe"}, 2, `exporter: --canary: want true or false, got "maybe"`},
+		{"bad number", []string{"--total-shards", "two"}, 2, `exporter: --total-shards: want a whole number like 3, got "two"`},
 		{"positional argument", []string{"pods"}, 2, `unexpected argument "pods"`},
 		{"empty resources", []string{"--resources", ""}, 2, "empty resource name"},
 		{"duplicate resources", []string{"--resources", "pods,pods"}, 2, `"pods" listed twice`},

@@ -111,6 +111,13 @@ func (d SLI) BadText(o SLO) string {
 	return fmt.Sprintf(d.Bad, promql.Num(o.Threshold))
 }
 
+// BurnAlertName is the name of the four burn-rate alerts of the SLO named
+// name (their window labels tell them apart): Rvsync<SLI.Alert>BudgetBurn.
+func BurnAlertName(name string) string {
+	d, _ := SLIOf(name)
+	return "Rvsync" + d.Alert + "BudgetBurn"
+}
+
 // SLIOf returns the SLI of the SLO named name.
 func SLIOf(name string) (SLI, bool) {
 	d, ok := slis[name]

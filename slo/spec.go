@@ -164,7 +164,32 @@ type Spec struct {
 	// plus the path of the dashboard and resource the alert is about. Empty:
 	// the path alone.
 	GrafanaURL string `json:"grafanaURL,omitempty"`
+	// ExtraAnnotations are added to every alert beside summary,
+	// description, runbook_url and dashboard_url (which they may not
+	// replace).
+	ExtraAnnotations map[string]string `json:"extraAnnotations,omitempty"`
+	// DisabledAlerts names alerts (e.g. RvsyncRelistStorm) that the rules
+	// leave out; a burn-rate alert's name drops its four windows. The
+	// recording rules stay.
+	DisabledAlerts []string `json:"disabledAlerts,omitempty"`
+	// AlertNamespace, when set, gives every alert a `namespace` label:
+	// AlertNamespace/<resource> on the alerts about a resource, and
+	// AlertNamespace on those about the exporter. kube-prometheus-stack's
+	// Alertmanager inhibits a warning by a critical alert of the same
+	// alertname and namespace: without a namespace per resource, one
+	// resource's page mutes that alert's tickets of every resource.
+	AlertNamespace string `json:"alertNamespace,omitempty"`
+	// DashboardUIDPrefix starts the UIDs of the dashboards that each
+	// alert's dashboard_url opens (dashboards.Config.UIDPrefix); default
+	// DefaultDashboardUIDPrefix.
+	DashboardUIDPrefix string `json:"dashboardUIDPrefix,omitempty"`
 }
+
+// ExtraAnnotations may not replace the generator's own annotations.
+var reservedAnnotations = []string{"summary", "description", "runbook_url", "dashboard_url"}
+
+// LabelNamespace is the label AlertNamespace sets.
+const LabelNamespace = "namespace"
 
 // DefaultRunbookURLPrefix points at docs/runbooks.md in the repository.
 const DefaultRunbookURLPrefix = "https://github.com/rvsync-slo/rvsync-slo/blob/main/docs/runbooks.md#"
@@ -300,6 +325,9 @@ func (s Spec) WithDefaults() Spec {
 // reservedLabels are set by the generator and cannot be ExtraLabels.
 var reservedLabels = []string{model.AlertNameLabel, LabelSeverity, LabelSLO, catalog.LabelResource, LabelLongWindow, LabelShortWindow}
 
+// reservedWithNamespace are reserved when AlertNamespace sets the namespace label.
+var reservedWithNamespace = append(slices.Clone(reservedLabels), LabelNamespace)
+
 // Validate reports every problem of s (after defaults are filled) in one error.
 func (s Spec) Validate() error {
 	s = s.WithDefaults()
@@ -320,10 +348,15 @@ func (s Spec) Validate() error {
 		switch {
 		case !labelName.MatchString(k):
 			add("extraLabels: %q is not a valid label name", k)
-		case slices.Contains(reservedLabels, k):
+		case slices.Contains(reservedLabels, k) || (s.AlertNamespace != "" && slices.Contains(reservedWithNamespace, k)):
 			add("extraLabels: %q is set by the generator", k)
 		case v == "":
 			add("extraLabels: %q has an empty value", k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.ExtraAnnotations)) {
+		if slices.Contains(reservedAnnotations, k) {
+			add("extraAnnotations: %q is set by the generator", k)
 		}
 	}
 	if s.WindowScale < 0 || math.IsNaN(s.WindowScale) || math.IsInf(s.WindowScale, 0) {

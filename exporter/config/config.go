@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 )
 
 // DefaultResources are watched when no resources are configured: core and
@@ -359,8 +358,8 @@ func LoadFile(path string) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("config file: %w", err)
 	}
-	if err := yaml.UnmarshalStrict(b, &c); err != nil {
-		return c, fmt.Errorf("config file %s: %w", path, yamlError(b, err))
+	if err := decodeYAML(b, &c); err != nil {
+		return Config{}, fmt.Errorf("config file %s: %w", path, err)
 	}
 	return c, nil
 }

@@ -102,7 +102,7 @@ func TestDashboardsFollowValues(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want, err := dashboards.Render(dashboards.Config{Spec: tt.spec(t), SingleCluster: tt.single})
+			want, err := dashboards.Render(dashboards.Config{Spec: chartSpec(t, chart.Options{}, tt.spec(t)), SingleCluster: tt.single})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -35,6 +35,30 @@ func Dir() (string, error) {
 	return filepath.Join(root, "charts", Name), nil
 }
 
+// Version returns the chart's version (Chart.yaml), which its image tag
+// (appVersion), release tag (v<version>) and runbook links follow.
+func Version() (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	if err := utilyaml.Unmarshal(b, &c); err != nil {
+		return "", fmt.Errorf("the chart's Chart.yaml: %w", err)
+	}
+	if c.Version == "" || c.Version != c.AppVersion {
+		return "", fmt.Errorf("the chart's version %q and appVersion %q must be set and equal: one release tag publishes the image and the chart", c.Version, c.AppVersion)
+	}
+	return c.Version, nil
+}
+
 // Scenarios returns the chart's ci/*-values.yaml files.
 func Scenarios() ([]string, error) {
 	dir, err := Dir()
@@ -68,6 +92,9 @@ type Options struct {
 	// Kubeconfig is the cluster that install, upgrade and uninstall act
 	// on; empty for template and lint, which then reach no cluster.
 	Kubeconfig string
+	// Chart is the chart to render or install: a directory or a packaged
+	// .tgz (a release's); default the repository's charts/rvsync-slo.
+	Chart string
 	// WithoutOperator renders `helm template` for a cluster without the
 	// Prometheus Operator's CRDs. Otherwise template assumes the cluster
 	// serves OperatorAPIs, as the tests' clusters do (install and upgrade
@@ -130,9 +157,17 @@ func run(o Options, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
+// chartOf returns the chart o names, else the repository's.
+func chartOf(o Options) (string, error) {
+	if o.Chart != "" {
+		return o.Chart, nil
+	}
+	return Dir()
+}
+
 // Lint runs `helm lint --strict` over the chart with o's values.
 func Lint(o Options) error {
-	dir, err := Dir()
+	dir, err := chartOf(o)
 	if err != nil {
 		return err
 	}
@@ -142,11 +177,25 @@ func Lint(o Options) error {
 
 // Template runs `helm template` and returns the rendered objects.
 func Template(o Options) (Manifests, error) {
-	dir, err := Dir()
+	dir, err := chartOf(o)
 	if err != nil {
 		return nil, err
 	}
 	out, err := template(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(out)
+}
+
+// TemplateArgs runs `helm template` of o's chart with o and extra helm
+// flags as a user types them (--set, --set-string, --set-json, -f).
+func TemplateArgs(o Options, flags ...string) (Manifests, error) {
+	dir, err := chartOf(o)
+	if err != nil {
+		return nil, err
+	}
+	out, err := template(dir, o, flags...)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +216,7 @@ func template(dir string, o Options, flags ...string) ([]byte, error) {
 // Install runs `helm install` of the chart as release o.Release into
 // o.Namespace of the cluster o.Kubeconfig. It does not wait for the pods.
 func Install(o Options) error {
-	dir, err := Dir()
+	dir, err := chartOf(o)
 	if err != nil {
 		return err
 	}
@@ -177,7 +226,7 @@ func Install(o Options) error {
 
 // Upgrade runs `helm upgrade` of release o.Release with o's values.
 func Upgrade(o Options) error {
-	dir, err := Dir()
+	dir, err := chartOf(o)
 	if err != nil {
 		return err
 	}
@@ -191,6 +240,29 @@ func Uninstall(o Options) error {
 	o.ValuesFiles, o.Values = nil, nil
 	_, err := run(o, "uninstall", cmpOr(o.Release, Name))
 	return err
+}
+
+// Package runs `helm package` of the repository's chart into dir and
+// returns the .tgz, as a release packages it.
+func Package(dir string) (string, error) {
+	src, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	v, err := Version()
+	if err != nil {
+		return "", err
+	}
+	if _, err := run(Options{}, "package", src, "-d", dir); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s-%s.tgz", Name, v)), nil
+}
+
+// Show runs `helm show <what>` (chart, values, readme) of a chart
+// directory or .tgz.
+func Show(what, chartRef string) ([]byte, error) {
+	return run(Options{}, "show", what, chartRef)
 }
 
 // Decode splits a multi-document YAML stream into objects, skipping empty

@@ -38,41 +38,69 @@ func wantIn(t *testing.T, what, text string, want ...string) {
 	}
 }
 
-// TestWithoutOperatorCRDs: on a cluster without the Prometheus Operator's
-// CRDs the chart installs (no ServiceMonitor or PrometheusRule, which the
-// API server would refuse), ships the rules as a ConfigMap instead, and
-// NOTES warns; with the CRDs it makes both and no rules ConfigMap.
-func TestWithoutOperatorCRDs(t *testing.T) {
+// TestMonitoringModes: `helm template` without --api-versions (what GitOps
+// tools run: they know no cluster) either renders what the user asked for
+// or says why not. monitoring=auto where the operator's kinds are not
+// served fails naming the values to set, instead of dropping the
+// ServiceMonitor and PrometheusRule and shipping the rules in a ConfigMap
+// nobody mounts, with the only warning in NOTES, which helm template never
+// prints (issue #29); operator renders them whatever the renderer knows;
+// plain never does and ships the rules as a ConfigMap, and NOTES says how
+// to load it; auto with the kinds served renders them.
+func TestMonitoringModes(t *testing.T) {
 	testenv.SkipShort(t, "helm")
-	for _, without := range []bool{true, false} {
-		o := chart.Options{WithoutOperator: without}
-		m := render(t, o)
-		_, operator := m.Split()
-		files, err := m.RuleFiles()
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := notes(t, o)
-		if without {
-			if len(operator) != 0 {
-				t.Errorf("without the CRDs: rendered %d operator objects", len(operator))
+	_, err := chart.Template(chart.Options{WithoutOperator: true})
+	if err == nil {
+		t.Fatal("monitoring=auto without the operator's kinds rendered: the ServiceMonitor and PrometheusRule were dropped silently")
+	}
+	wantIn(t, "the error of monitoring=auto without the operator's kinds", err.Error(),
+		"monitoring=auto", "does not serve", "ServiceMonitor and PrometheusRule", "--set monitoring=operator", "--set monitoring=plain")
+	// only the PrometheusRule enabled: the message names it alone
+	_, err = chart.Template(chart.Options{WithoutOperator: true, Values: map[string]any{"serviceMonitor": map[string]any{"enabled": false}}})
+	if err == nil || !strings.Contains(err.Error(), "monitoring.coreos.com/v1 PrometheusRule (") || !strings.Contains(err.Error(), "no Prometheus would load the SLO rules") {
+		t.Errorf("auto, PrometheusRule alone unserved: %v", err)
+	}
+	for _, tt := range []struct {
+		name     string
+		o        chart.Options
+		operator bool // ServiceMonitor and PrometheusRule rendered, rules only there
+	}{
+		{"operator, rendered without the kinds (GitOps)", chart.Options{WithoutOperator: true, Values: map[string]any{"monitoring": "operator"}}, true},
+		{"auto, the kinds served", chart.Options{}, true},
+		{"plain, rendered without the kinds", chart.Options{WithoutOperator: true, Values: map[string]any{"monitoring": "plain"}}, false},
+		{"plain, the kinds served", chart.Options{Values: map[string]any{"monitoring": "plain"}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := render(t, tt.o)
+			_, operator := m.Split()
+			files, err := m.RuleFiles()
+			if err != nil {
+				t.Fatal(err)
 			}
-			if _, ok := files["ConfigMap rvsync-slo-rules"]; !ok || len(files) != 1 {
-				t.Errorf("without the CRDs: want the rules in ConfigMap rvsync-slo-rules only, have %v", keys(files))
+			n := notes(t, tt.o)
+			if !tt.operator {
+				if len(operator) != 0 {
+					t.Errorf("rendered %d operator objects", len(operator))
+				}
+				if _, ok := files["ConfigMap rvsync-slo-rules"]; !ok || len(files) != 1 {
+					t.Errorf("want the rules in ConfigMap rvsync-slo-rules only, have %v", keys(files))
+				}
+				wantIn(t, "NOTES", n, "default/rvsync-slo-rules", "rule_files", "monitoring=plain")
+				return
 			}
-			wantIn(t, "NOTES", n, "WARNING: the cluster does not serve monitoring.coreos.com/v1 ServiceMonitor",
-				"WARNING: the cluster does not serve monitoring.coreos.com/v1 PrometheusRule", "default/rvsync-slo-rules", "rule_files")
-			continue
-		}
-		if len(m.OfKind(monv1.ServiceMonitorsKind)) != 1 || len(m.OfKind(monv1.PrometheusRuleKind)) != 1 {
-			t.Errorf("with the CRDs: want a ServiceMonitor and a PrometheusRule, rendered %d objects of the operator", len(operator))
-		}
-		if _, ok := files[monv1.PrometheusRuleKind]; !ok || len(files) != 1 {
-			t.Errorf("with the CRDs: want the rules in the PrometheusRule only, have %v", keys(files))
-		}
-		if strings.Contains(n, "WARNING") {
-			t.Errorf("with the CRDs NOTES warns:\n%s", n)
-		}
+			if len(m.OfKind(monv1.ServiceMonitorsKind)) != 1 || len(m.OfKind(monv1.PrometheusRuleKind)) != 1 {
+				t.Errorf("want a ServiceMonitor and a PrometheusRule, rendered %d objects of the operator", len(operator))
+			}
+			if _, ok := files[monv1.PrometheusRuleKind]; !ok || len(files) != 1 {
+				t.Errorf("want the rules in the PrometheusRule only, have %v", keys(files))
+			}
+			if strings.Contains(n, "WARNING") {
+				t.Errorf("NOTES warns:\n%s", n)
+			}
+		})
+	}
+	if _, err := chart.Template(chart.Options{Values: map[string]any{"monitoring": "sometimes"}}); err == nil || !strings.Contains(err.Error(), "/monitoring") {
+		t.Errorf("monitoring=sometimes: want the schema to refuse it, got %v", err)
 	}
 }
 
@@ -353,7 +381,9 @@ func TestAlertmanagerConfig(t *testing.T) {
 		}
 	}
 
-	o := chart.Options{Values: values, WithoutOperator: true}
+	// auto where only the AlertmanagerConfig is missing (the rules ship in
+	// the ConfigMap the values ask for): NOTES says to route by hand
+	o := chart.Options{Values: merge(values, map[string]any{"serviceMonitor": map[string]any{"enabled": false}, "rulesConfigMap": map[string]any{"enabled": true}}), WithoutOperator: true}
 	if n := len(render(t, o).OfKind(monv1alpha1.AlertmanagerConfigKind)); n != 0 {
 		t.Errorf("without the operator's API: %d AlertmanagerConfigs rendered", n)
 	}

@@ -83,7 +83,7 @@ func TestRulesFollowValues(t *testing.T) {
 		},
 	}, {
 		name: "without the operator the up selector is the job name pattern",
-		opts: chart.Options{WithoutOperator: true},
+		opts: chart.Options{WithoutOperator: true, Values: map[string]any{"monitoring": "plain"}},
 		spec: func(*testing.T) slo.Spec { return slo.DefaultSpec() },
 	}, {
 		name: "custom-slo scenario",
@@ -155,7 +155,7 @@ func TestRulesFollowValues(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want, err := alerts.Render(tt.spec(t))
+			want, err := alerts.Render(chartSpec(t, tt.opts, tt.spec(t)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,4 +223,47 @@ func line(ls []string, i int) string {
 		return "<none>"
 	}
 	return ls[i]
+}
+
+// chartSpec fills in what the chart derives from the release where the
+// spec s of a test leaves the generator's defaults: the runbook prefix
+// pinned to the chart's version, dashboard UIDs prefixed with the release's
+// full name, alerts in the release namespace.
+func chartSpec(t *testing.T, o chart.Options, s slo.Spec) slo.Spec {
+	t.Helper()
+	if s.RunbookURLPrefix == slo.DefaultRunbookURLPrefix {
+		s.RunbookURLPrefix = pinnedRunbooks(t)
+	}
+	if s.DashboardUIDPrefix == "" {
+		name := "rvsync-slo"
+		if o.Release != "" && !strings.Contains(o.Release, "rvsync-slo") {
+			name = o.Release + "-rvsync-slo"
+		}
+		if f, ok := o.Values["fullnameOverride"].(string); ok {
+			name = f
+		}
+		s.DashboardUIDPrefix = name + "-"
+	}
+	if s.AlertNamespace == "" {
+		s.AlertNamespace = cmpOr(o.Namespace, "default")
+	}
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// pinnedRunbooks is the chart's default runbook prefix: docs/runbooks.md at
+// the release tag of the chart's version.
+func pinnedRunbooks(t *testing.T) string {
+	t.Helper()
+	v, err := chart.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "https://github.com/rvsync-slo/rvsync-slo/blob/v" + v + "/docs/runbooks.md#"
 }

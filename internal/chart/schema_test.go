@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,7 +110,9 @@ func TestSchemaBucketsAreCatalogBuckets(t *testing.T) {
 				Properties map[string]struct {
 					Properties struct {
 						ThresholdSeconds struct {
-							Enum []float64 `json:"enum"`
+							AnyOf []struct {
+								Enum []any `json:"enum"`
+							} `json:"anyOf"`
 						} `json:"thresholdSeconds"`
 					} `json:"properties"`
 				} `json:"properties"`
@@ -119,9 +123,14 @@ func TestSchemaBucketsAreCatalogBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, m := range map[string]catalog.Metric{"listLatency": catalog.ListDuration, "canaryDelivery": catalog.CanaryDeliveryLatency} {
-		got := schema.Properties.SLO.Properties[key].Properties.ThresholdSeconds.Enum
-		if !slices.Equal(got, m.Buckets) {
-			t.Errorf("slo.%s.thresholdSeconds enum %v, want the buckets of %s %v", key, got, m.Name, m.Buckets)
+		// a number, or the same as a string (helm --set keeps decimals strings)
+		var nums, strs []any
+		for _, b := range m.Buckets {
+			nums, strs = append(nums, b), append(strs, strconv.FormatFloat(b, 'g', -1, 64))
+		}
+		anyOf := schema.Properties.SLO.Properties[key].Properties.ThresholdSeconds.AnyOf
+		if len(anyOf) != 2 || !reflect.DeepEqual(anyOf[0].Enum, nums) || !reflect.DeepEqual(anyOf[1].Enum, strs) {
+			t.Errorf("slo.%s.thresholdSeconds %+v, want the buckets of %s %v as numbers or strings", key, anyOf, m.Name, m.Buckets)
 		}
 	}
 }

@@ -27,6 +27,15 @@ exporter-down alerts finds it.
 {{- end }}
 
 {{/*
+Namespace of the release's namespaced objects: namespaceOverride, for a
+parent chart or a GitOps tool that renders into another namespace than the
+release's, else the release namespace.
+*/}}
+{{- define "rvsync-slo.namespace" -}}
+{{- .Values.namespaceOverride | default .Release.Namespace }}
+{{- end }}
+
+{{/*
 Chart label value: name-version, with "+" (not allowed in label values) replaced.
 */}}
 {{- define "rvsync-slo.chart" -}}
@@ -43,6 +52,9 @@ helm.sh/chart: {{ include "rvsync-slo.chart" . }}
 app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: rvsync-slo
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -161,9 +173,9 @@ checked the syntax. Templates have no duration parser, and the checks of
 rvsync-slo.validate compare durations as the exporter does.
 */}}
 {{- define "rvsync-slo.seconds" -}}
-{{- $unit := dict "ns" 1e-9 "us" 1e-6 "µs" 1e-6 "ms" 1e-3 "s" 1.0 "m" 60.0 "h" 3600.0 }}
+{{- $unit := dict "ns" 1e-9 "us" 1e-6 "µs" 1e-6 "ms" 1e-3 "s" 1.0 "m" 60.0 "h" 3600.0 "d" 86400.0 "w" 604800.0 "y" 31536000.0 }}
 {{- $total := 0.0 }}
-{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" . -1 }}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h|d|w|y)" . -1 }}
 {{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" . }}
 {{- $total = addf $total (mulf ($num | float64) (get $unit (trimPrefix $num .))) }}
 {{- end }}
@@ -193,6 +205,8 @@ names for its settings.
 {{- if lt (include "rvsync-slo.seconds" .Values.exporter.probeInterval | float64) 0.1 }}
 {{- fail (printf "exporter.probeInterval %s: must be at least 100ms" .Values.exporter.probeInterval) }}
 {{- end }}
+{{- include "rvsync-slo.checkMonitoring" . }}
+{{- include "rvsync-slo.checkSLO" . }}
 {{- $c := .Values.canary }}
 {{- if $c.enabled }}
 {{- $interval := include "rvsync-slo.seconds" $c.interval | float64 }}
@@ -216,18 +230,51 @@ helm template knows those of --api-versions, where either form counts.
 {{- end }}
 
 {{/*
+Whether the chart renders an object of the Prometheus Operator's kind,
+given as (list . "group/version" "Kind"): "true" or "". monitoring=operator
+renders it (the cluster runs the operator; what GitOps tools that render
+with `helm template` set, as they cannot ask the cluster), plain never,
+auto when the cluster serves the kind (rvsync-slo.served).
+*/}}
+{{- define "rvsync-slo.operatorKind" -}}
+{{- $v := index . 0 }}
+{{- if eq $v.Values.monitoring "operator" }}true
+{{- else if eq $v.Values.monitoring "auto" }}{{ include "rvsync-slo.served" . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Refuses a rendering that would leave the exporter unscraped or its rules
+loaded by nobody without saying so: monitoring=auto where the cluster (or
+`helm template` without --api-versions, which knows no cluster) does not
+serve the ServiceMonitor or PrometheusRule that is enabled. Before, the
+chart dropped them quietly and the rules went into a ConfigMap nobody
+mounts; `helm template` prints no NOTES.
+*/}}
+{{- define "rvsync-slo.checkMonitoring" -}}
+{{- if eq .Values.monitoring "auto" }}
+{{- $missing := list }}
+{{- if and .Values.serviceMonitor.enabled (not (include "rvsync-slo.serviceMonitor" .)) }}{{ $missing = append $missing "ServiceMonitor" }}{{ end }}
+{{- if and .Values.prometheusRule.enabled (not .Values.rulesConfigMap.enabled) (not (include "rvsync-slo.prometheusRule" .)) }}{{ $missing = append $missing "PrometheusRule" }}{{ end }}
+{{- with $missing }}
+{{- fail (printf "monitoring=auto: the cluster does not serve the Prometheus Operator's monitoring.coreos.com/v1 %s (helm template without --api-versions never does), so %s. Say which: --set monitoring=operator where the operator runs (what GitOps renderings with helm template, Argo CD, Flux or kustomize set), or --set monitoring=plain for a Prometheus without the operator (rules in ConfigMap %s-rules for rule_files; scrape Service %s yourself)" (join " and " .) (ternary "no Prometheus would scrape the exporter or load its rules" (ternary "no Prometheus would scrape the exporter" "no Prometheus would load the SLO rules" (has "ServiceMonitor" .)) (eq (len .) 2)) (include "rvsync-slo.fullname" $) (include "rvsync-slo.fullname" $)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 "true" when the chart creates the ServiceMonitor: enabled, and the cluster
 serves the Prometheus Operator's kind. Without it, installing would fail.
 */}}
 {{- define "rvsync-slo.serviceMonitor" -}}
-{{- if and .Values.serviceMonitor.enabled (include "rvsync-slo.served" (list . "monitoring.coreos.com/v1" "ServiceMonitor")) }}true{{ end }}
+{{- if and .Values.serviceMonitor.enabled (include "rvsync-slo.operatorKind" (list . "monitoring.coreos.com/v1" "ServiceMonitor")) }}true{{ end }}
 {{- end }}
 
 {{/*
 "true" when the chart creates the PrometheusRule (enabled and served).
 */}}
 {{- define "rvsync-slo.prometheusRule" -}}
-{{- if and .Values.prometheusRule.enabled (include "rvsync-slo.served" (list . "monitoring.coreos.com/v1" "PrometheusRule")) }}true{{ end }}
+{{- if and .Values.prometheusRule.enabled (include "rvsync-slo.operatorKind" (list . "monitoring.coreos.com/v1" "PrometheusRule")) }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -242,7 +289,7 @@ PrometheusRule the cluster cannot take.
 "true" when the chart creates the AlertmanagerConfig (enabled and served).
 */}}
 {{- define "rvsync-slo.alertmanagerConfig" -}}
-{{- if and .Values.alertmanagerConfig.enabled (include "rvsync-slo.served" (list . "monitoring.coreos.com/v1alpha1" "AlertmanagerConfig")) }}true{{ end }}
+{{- if and .Values.alertmanagerConfig.enabled (include "rvsync-slo.operatorKind" (list . "monitoring.coreos.com/v1alpha1" "AlertmanagerConfig")) }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -291,22 +338,54 @@ rvsync.
 {{- $s := .Values.slo }}
 {{- if $s.upSelector }}{{ $s.upSelector }}
 {{- else if $s.selector }}{{ $s.selector }}
-{{- else if include "rvsync-slo.serviceMonitor" . }}{{ printf "job=%q, namespace=%q" (include "rvsync-slo.job" .) .Release.Namespace }}
+{{- else if include "rvsync-slo.serviceMonitor" . }}{{ printf "job=%q, namespace=%q" (include "rvsync-slo.job" .) (include "rvsync-slo.namespace" .) }}
 {{- else }}job=~".*rvsync.*"
 {{- end }}
 {{- end }}
 
 {{/*
-Labels added to every alert: slo.extraLabels, plus namespace=<the
-AlertmanagerConfig's namespace> when the chart routes with an
-AlertmanagerConfig (the operator matches only alerts of its namespace).
+Labels added to every alert: slo.extraLabels.
 */}}
 {{- define "rvsync-slo.alertLabels" -}}
-{{- $labels := deepCopy .Values.slo.extraLabels }}
-{{- if include "rvsync-slo.alertmanagerConfig" . }}
-{{- $_ := set $labels "namespace" (.Values.alertmanagerConfig.namespace | default .Release.Namespace) }}
+{{- with .Values.slo.extraLabels }}{{ toYaml . }}{{ end }}
 {{- end }}
-{{- with $labels }}{{ toYaml . }}{{ end }}
+
+{{/*
+The alerts' namespace label (slo.Spec.AlertNamespace): alerts about a
+resource carry <this>/<resource>, so kube-prometheus-stack's inhibition
+(by namespace and alertname) keeps one resource's page from muting the
+same alert's tickets of other resources; alerts about the exporter carry
+it alone. With the chart's AlertmanagerConfig every alert carries exactly
+its namespace instead: the operator routes only alerts of that namespace.
+*/}}
+{{- define "rvsync-slo.alertNamespace" -}}
+{{- if include "rvsync-slo.alertmanagerConfig" . }}{{ .Values.alertmanagerConfig.namespace | default (include "rvsync-slo.namespace" .) }}
+{{- else }}{{ include "rvsync-slo.namespace" . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Prefix of every alert's runbook_url and of the dashboards' runbook links:
+slo.runbookURLPrefix, else docs/runbooks.md at this chart version's
+release tag, so a runbook reads as the installed rules were written.
+*/}}
+{{- define "rvsync-slo.runbookURLPrefix" -}}
+{{- .Values.slo.runbookURLPrefix | default (printf "https://github.com/rvsync-slo/rvsync-slo/blob/v%s/docs/runbooks.md#" .Chart.Version) }}
+{{- end }}
+
+{{/*
+Prefix of the dashboards' UIDs (and of the alerts' dashboard_url paths):
+the release's full name, which the chart's ClusterRole makes unique in a
+cluster, so two releases in one Grafana never overwrite each other's
+dashboards. Grafana UIDs hold at most 40 characters ("overview" and
+"resource" are the longest suffixes): a longer name is shortened and made
+unique by a hash.
+*/}}
+{{- define "rvsync-slo.dashboardUIDPrefix" -}}
+{{- $name := include "rvsync-slo.fullname" . }}
+{{- if le (len $name) 31 }}{{ $name }}-
+{{- else }}{{ trunc 22 $name | trimSuffix "-" }}-{{ sha256sum $name | trunc 8 }}-
+{{- end }}
 {{- end }}
 
 {{/*
@@ -342,7 +421,7 @@ canary:
   enabled: {{ .Values.canary.enabled }}
   interval: {{ .Values.canary.interval }}
   deadline: {{ .Values.canary.deadline }}
-  namespace: {{ .Release.Namespace }}
+  namespace: {{ include "rvsync-slo.namespace" . }}
   resources: {{ .Values.canary.resources | toJson }}
 {{- if .Values.sharding.enabled }}
 # the StatefulSet's pod <fullname>-N is shard N of totalShards
@@ -381,8 +460,13 @@ runbook prefix). The PrometheusRule and the rules ConfigMap both use it.
 */}}
 {{- define "rvsync-slo.rules" -}}
 {{- range $k, $_ := .Values.slo.extraLabels }}
-{{- if has $k (list "alertname" "severity" "slo" "resource" "long_window" "short_window") }}
+{{- if has $k (list "alertname" "severity" "slo" "resource" "long_window" "short_window" "namespace") }}
 {{- fail (printf "slo.extraLabels: %q is set by the rules themselves; pick another label name" $k) }}
+{{- end }}
+{{- end }}
+{{- range $k, $_ := .Values.slo.additionalRuleAnnotations }}
+{{- if has $k (list "summary" "description" "runbook_url" "dashboard_url") }}
+{{- fail (printf "slo.additionalRuleAnnotations: %q is set by the rules themselves; pick another annotation name" $k) }}
 {{- end }}
 {{- end }}
 {{- tpl (.Files.Get "files/rules/rvsync-slo.rules.tpl.yaml") . | trim }}
@@ -414,3 +498,55 @@ docs/benchmarks.md's 500,000-object run).
 {{- end -}}
 {{- toYaml $res -}}
 {{- end -}}
+
+{{/*
+Checks of the slo values that the schema cannot make: numbers given as
+strings (helm's --set keeps a decimal such as 0.999 a string; the schema
+takes one that parses) are in range, the selectors are PromQL label
+matchers (an unquoted job=rvsync-slo renders and breaks every expression),
+the budget period spans the burn-rate windows and fits the Prometheus
+retention where slo.retention says it.
+*/}}
+{{- define "rvsync-slo.checkSLO" -}}
+{{- $s := .Values.slo }}
+{{- range $key := list "listLatency" "canaryDelivery" "cacheStaleness" "rvLag" "staleReads" }}
+{{- $o := get $s $key }}
+{{- $obj := $o.objective | float64 }}
+{{- if not (and (gt $obj 0.0) (lt $obj 1.0)) }}
+{{- fail (printf "slo.%s.objective %v: want a share in (0, 1), e.g. 0.99" $key $o.objective) }}
+{{- end }}
+{{- end }}
+{{- range $key := list "cacheStaleness.thresholdSeconds" "rvLag.thresholdRevisions" "symptoms.relistsPerHour" "symptoms.queueDepthLimit" }}
+{{- $parts := splitList "." $key }}
+{{- $v := get (get $s (first $parts)) (last $parts) }}
+{{- if not (gt ($v | float64) 0.0) }}
+{{- fail (printf "slo.%s %v: want a positive number" $key $v) }}
+{{- end }}
+{{- end }}
+{{- if lt ($s.symptoms.stalledAfterSeconds | float64) 120.0 }}
+{{- fail (printf "slo.symptoms.stalledAfterSeconds %v: want at least 120 (two bookmark periods)" $s.symptoms.stalledAfterSeconds) }}
+{{- end }}
+{{- $matchers := `^\s*([a-zA-Z_][a-zA-Z0-9_]*\s*(=|!=|=~|!~)\s*("([^"\\]|\\.)*"|'([^'\\]|\\.)*')\s*(,\s*|$))*$` }}
+{{- range $key := list "selector" "upSelector" }}
+{{- $sel := get $s $key }}
+{{- if not (regexMatch $matchers $sel) }}
+{{- fail (printf "slo.%s %q: want PromQL label matchers without braces, each value in double quotes, e.g. job=\"rvsync-slo\", namespace=\"monitoring\" (on the command line: --set-string 'slo.%s=job=\"rvsync-slo\"')" $key $sel $key) }}
+{{- end }}
+{{- end }}
+{{- $budget := include "rvsync-slo.seconds" $s.budgetPeriod | float64 }}
+{{- if lt $budget (mulf 3 86400) }}
+{{- fail (printf "slo.budgetPeriod %s: want at least 3d, the longest burn-rate window" $s.budgetPeriod) }}
+{{- end }}
+{{- with $s.retention }}
+{{- if gt $budget (include "rvsync-slo.seconds" . | float64) }}
+{{- fail (printf "slo.budgetPeriod %s is longer than slo.retention %s: the error budget would average only %s of data. Set slo.budgetPeriod to %s or less (e.g. 7d), or raise the Prometheus retention (kube-prometheus-stack: prometheus.prometheusSpec.retention) and slo.retention with it" $s.budgetPeriod . . .) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Number of exporter pods: the shards, or the Deployment's replicas.
+*/}}
+{{- define "rvsync-slo.pods" -}}
+{{- if .Values.sharding.enabled }}{{ .Values.sharding.shards }}{{ else }}{{ .Values.replicas }}{{ end }}
+{{- end }}

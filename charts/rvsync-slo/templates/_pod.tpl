@@ -53,6 +53,9 @@ spec:
           valueFrom:
             fieldRef:
               fieldPath: metadata.uid
+        {{- with .Values.env }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
       ports:
         - name: metrics
           containerPort: {{ .Values.exporter.port }}

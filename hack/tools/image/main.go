@@ -1,6 +1,9 @@
 // Command image writes a container image holding one static binary as a
 // tarball that `ctr images import`, `docker load` and `kind load
-// image-archive` read, without a registry or a container engine.
+// image-archive` read, without a registry or a container engine; and, as
+// `image index`, joins such tarballs of several architectures into one
+// multi-arch image (an OCI image layout, and pushed to a registry by the
+// release workflow).
 //
 // The image matches what the repository's Dockerfile makes: the binary as
 // the entrypoint, run as the distroless nonroot user (65532:65532), no
@@ -8,6 +11,7 @@
 // /tmp. Layers carry fixed timestamps, so one binary always gives one digest.
 //
 //	image -binary bin/exporter -name rvsync.local/rvsync-slo:dev -out bin/images/rvsync-slo.tar
+//	image index -layout dist/images/oci [-push ghcr.io/o/r:1.0.0] a-amd64.tar a-arm64.tar
 //
 // Bad flags exit with code 2 and one line naming the problem.
 package main
@@ -49,6 +53,9 @@ type spec struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "index" {
+		os.Exit(indexMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	s, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -174,6 +181,9 @@ func write(s spec) error {
 		}
 	}
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(path.Dir(s.out), 0o755); err != nil {
 		return err
 	}
 	if err := tarball.WriteToFile(s.out+".tmp", s.ref, img); err != nil {
