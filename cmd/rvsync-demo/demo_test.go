@@ -323,7 +323,11 @@ func TestAlertmanagerConfigIsTheShippedRouting(t *testing.T) {
 		t.Fatal(err)
 	}
 	var demo map[string]any
-	out, err := yaml.Marshal(alertmanagerConfig(&receiver{addr: "127.0.0.1:1"}))
+	cfg, err := alertmanagerConfig(&receiver{addr: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

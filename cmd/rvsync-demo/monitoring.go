@@ -11,20 +11,35 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rvsync-slo/rvsync-slo/alerts"
+	"github.com/rvsync-slo/rvsync-slo/internal/chart"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
-// The rules the demo's Prometheus loads are the chart's at its default
-// values, for a cluster without the Prometheus Operator (the rules
-// ConfigMap): charts/rvsync-slo/files/rules/rvsync-slo.rules.tpl.yaml is
-// the Helm template of alerts.Render, and with the chart's defaults it
-// renders alerts.Render(slo.DefaultSpec()) (TestRulesAreTheCharts checks
-// it against `helm template`). The demo needs no helm to render them.
-func demoSpec() slo.Spec { return slo.DefaultSpec() }
+// demoSpec is the SLO spec of the chart's rules at its default values, as
+// release rvsync-slo in namespace demo for a Prometheus without the
+// Prometheus Operator (monitoring=plain: the rules ConfigMap).
+// charts/rvsync-slo/files/rules/rvsync-slo.rules.tpl.yaml is the Helm
+// template of alerts.Render, and with those values it renders
+// alerts.Render(demoSpec()): the chart pins the runbook links to its
+// version, prefixes the dashboard UIDs (in the alerts' dashboard links)
+// with the release's full name and puts the alerts in the release
+// namespace. TestRulesAreTheCharts checks it against `helm template`, so
+// the demo needs no helm to load the chart's rules.
+func demoSpec() (slo.Spec, error) {
+	version, err := chart.Version()
+	if err != nil {
+		return slo.Spec{}, err
+	}
+	s := slo.DefaultSpec()
+	s.RunbookURLPrefix = "https://github.com/rvsync-slo/rvsync-slo/blob/v" + version + "/docs/runbooks.md#"
+	s.DashboardUIDPrefix = chart.Name + "-"
+	s.AlertNamespace = workloadNamespace
+	return s, nil
+}
 
-// Scrape: the job name the rules' up selector (slo.DefaultUpSelector)
-// matches, and the cluster label the chart's ServiceMonitor adds with
+// Scrape: the job name the rules' up selector (slo.DefaultUpSelector, the
+// chart's without the operator) matches, and the cluster label the chart's ServiceMonitor adds with
 // cluster.name set.
 const (
 	scrapeJob   = "rvsync-slo"
@@ -43,8 +58,12 @@ var amTiming = alerts.Timing{GroupWait: alerts.DefaultTiming.GroupWait, GroupInt
 
 // alertmanagerConfig is docs/alertmanager.yaml's routing and inhibition
 // (alerts.RoutingOf) with amTiming, every receiver the demo's webhook.
-func alertmanagerConfig(r *receiver) map[string]any {
-	cfg := alerts.RoutingOf(demoSpec()).AlertmanagerConfig(receiverPage, receiverTicket, amTiming)
+func alertmanagerConfig(r *receiver) (map[string]any, error) {
+	spec, err := demoSpec()
+	if err != nil {
+		return nil, err
+	}
+	cfg := alerts.RoutingOf(spec).AlertmanagerConfig(receiverPage, receiverTicket, amTiming)
 	route := cfg["route"].(map[string]any)
 	route["receiver"] = receiverOther
 	var receivers []any
@@ -55,7 +74,7 @@ func alertmanagerConfig(r *receiver) map[string]any {
 		})
 	}
 	cfg["receivers"] = receivers
-	return cfg
+	return cfg, nil
 }
 
 // prometheusConfig scrapes the exporter at target, loads rulesFile and
@@ -84,8 +103,12 @@ const (
 // startAlertmanager runs Alertmanager on addr, clustering off, with its
 // configuration and data under dir.
 func startAlertmanager(ctx context.Context, dir, addr string, r *receiver, log *os.File) (*testenv.Process, error) {
+	am, err := alertmanagerConfig(r)
+	if err != nil {
+		return nil, err
+	}
 	cfg := filepath.Join(dir, "alertmanager.yml")
-	if err := writeYAML(cfg, alertmanagerConfig(r)); err != nil {
+	if err := writeYAML(cfg, am); err != nil {
 		return nil, err
 	}
 	return startDaemon(ctx, alertmanagerCommand, "http://"+addr+"/-/ready", log,
@@ -121,7 +144,13 @@ func startPrometheus(ctx context.Context, dir, addr, target, alertmanager string
 }
 
 // demoRules is the rule file the demo's Prometheus loads.
-func demoRules() ([]byte, error) { return alerts.Render(demoSpec()) }
+func demoRules() ([]byte, error) {
+	spec, err := demoSpec()
+	if err != nil {
+		return nil, err
+	}
+	return alerts.Render(spec)
+}
 
 // startDaemon runs an installed program with args and waits until GET
 // readyURL answers 200.

@@ -288,13 +288,14 @@ func TestScriptedStall(t *testing.T) {
 }
 
 // TestRulesAreTheCharts: the rules the demo's Prometheus loads are the
-// chart's: its rules ConfigMap, rendered by helm at the default values
-// for a cluster without the Prometheus Operator.
+// chart's: its rules ConfigMap, rendered by helm at the default values but
+// monitoring=plain (a Prometheus without the Prometheus Operator), as
+// release rvsync-slo in the demo's namespace.
 func TestRulesAreTheCharts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs helm; not run with -short")
 	}
-	m, err := chart.Template(chart.Options{WithoutOperator: true, Values: map[string]any{"rulesConfigMap": map[string]any{"enabled": true}}})
+	m, err := chart.Template(chart.Options{Release: chart.Name, Namespace: workloadNamespace, WithoutOperator: true, Values: map[string]any{"monitoring": "plain"}})
 	if err != nil {
 		t.Fatal(err)
 	}
