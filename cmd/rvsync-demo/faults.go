@@ -46,7 +46,7 @@ const faultSyntax = "want KIND[=DELAY]@AFTER[+FOR|+page] with KIND stall, slow o
 // parseFault parses a --fault value: KIND[=DELAY]@AFTER[+FOR|+page].
 func parseFault(s string) (faultSpec, error) {
 	bad := func(format string, a ...any) (faultSpec, error) {
-		return faultSpec{}, fmt.Errorf("--fault %q: %s; %s", s, fmt.Sprintf(format, a...), faultSyntax)
+		return faultSpec{}, fmt.Errorf("%s; %s", fmt.Sprintf(format, a...), faultSyntax) // the flag package names the flag and value
 	}
 	what, when, ok := strings.Cut(s, "@")
 	if !ok {
