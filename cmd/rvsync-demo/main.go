@@ -1,141 +1,143 @@
-// Command rvsync-demo is `make demo`: it starts etcd and kube-apiserver
-// from bin/, a workload that writes ConfigMaps and Deployments, and the
-// exporter against them, then prints a live table of the signals every few
-// seconds until Ctrl-C (or --duration).
+// Command rvsync-demo is `make demo`: the whole rvsync-slo stack on this
+// machine. It starts etcd and kube-apiserver from bin/, a workload that
+// writes ConfigMaps and Deployments, the exporter, a real Prometheus
+// loading the chart's rules and a real Alertmanager routing them as
+// docs/alertmanager.yaml does to the demo's own receiver, and prints a live
+// table of the signals with each alert's state beside them.
+//
+// Faults come on a key press, or from --fault flags for a scripted run:
+// stall the informers' connection, slow it, restart kube-apiserver. Every
+// page (and its resolution) that reaches the receiver is printed with the
+// time since the fault began (ended).
+//
+// Bad flags exit with code 2 and one line naming the problem.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
-
-	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
-	"github.com/rvsync-slo/rvsync-slo/internal/exporterproc"
-	"github.com/rvsync-slo/rvsync-slo/internal/scrape"
-	"github.com/rvsync-slo/rvsync-slo/internal/workload"
-	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
+// options are the demo's flags.
+type options struct {
+	every, duration time.Duration
+	rate            float64
+	exporterAddr    string
+	prometheusAddr  string
+	alertmanagerAdr string
+	logDir          string
+	faults          faultFlags
+	// notes say which default addresses were busy and replaced.
+	notes []string
+}
+
 func main() {
-	listen := flag.String("listen-address", "127.0.0.1:8080", "address of the exporter's /metrics")
-	every := flag.Duration("every", 5*time.Second, "table refresh period")
-	duration := flag.Duration("duration", 0, "stop after this long (0: run until Ctrl-C)")
-	rate := flag.Float64("rate", 20, "ConfigMap writes per second of the workload")
-	flag.Parse()
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rvsync-demo: %v\n", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
-		defer cancel()
-	}
-	if err := run(ctx, *listen, *every, *rate); err != nil {
+	if err := run(ctx, o, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "rvsync-demo: %v\n", err)
+		stop()
 		os.Exit(1)
 	}
 }
 
-var demoResources = []string{"configmaps", "deployments.apps", "namespaces", "serviceaccounts", "leases.coordination.k8s.io"}
-
-func run(ctx context.Context, listen string, every time.Duration, rate float64) error {
-	fmt.Println("starting etcd and kube-apiserver from bin/ …")
-	env, err := controlplane.Start(controlplane.Options{})
-	if err != nil {
-		return err
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("rvsync-demo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o options
+	fs.DurationVar(&o.every, "every", 5*time.Second, "refresh period of the table")
+	fs.DurationVar(&o.duration, "duration", 0, "stop this long after the first table (0: run until q or Ctrl-C)")
+	fs.Float64Var(&o.rate, "rate", 20, "ConfigMap writes per second of the workload")
+	fs.StringVar(&o.exporterAddr, "listen-address", "127.0.0.1:8080", "address of the exporter's /metrics (port 0: a free port; a busy default port is replaced by a free one)")
+	fs.StringVar(&o.prometheusAddr, "prometheus-address", "127.0.0.1:9090", "address of Prometheus' web UI and API (as --listen-address)")
+	fs.StringVar(&o.alertmanagerAdr, "alertmanager-address", "127.0.0.1:9093", "address of Alertmanager's web UI and API (as --listen-address)")
+	fs.StringVar(&o.logDir, "log-dir", "", "directory for the components' logs (default: a new directory under /tmp, kept after the stop)")
+	fs.Var(&o.faults, "fault", "a scripted fault, repeatable: KIND[=DELAY]@AFTER[+FOR|+page], AFTER counted from the moment every informer has synced; "+
+		"KIND stall (hold the informers' connection), slow (delay it, by DELAY, default 3s) or restart (kube-apiserver); "+
+		"+FOR ends it after FOR, +page when a page arrives, without: at the end (e.g. stall@30s+page)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "Usage: rvsync-demo [flags]\n\n"+
+				"Runs etcd, kube-apiserver, a workload, the exporter, Prometheus with the chart's rules and\n"+
+				"Alertmanager on this machine and prints a live table; keys s, d, r inject faults, q quits.\n\nFlags:\n")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+			return o, err
+		}
+		return o, fmt.Errorf("%w (see -help)", err)
 	}
-	defer func() { _ = env.Stop() }()
-	kubeconfig, err := writeKubeconfig(env)
-	if err != nil {
-		return err
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (flags only; see -help)", fs.Arg(0))
 	}
-	fmt.Printf("control plane at %s (kubeconfig: %s)\n", env.Config.Host, kubeconfig)
-
-	if err := workload.EnsureNamespace(ctx, env.Client, "demo"); err != nil {
-		return err
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	switch {
+	case o.every <= 0:
+		return o, fmt.Errorf("--every %v: want a positive duration, e.g. 5s", o.every)
+	case o.duration < 0:
+		return o, fmt.Errorf("--duration %v: want 0 (until q or Ctrl-C) or a positive duration", o.duration)
+	case !(o.rate > 0):
+		return o, fmt.Errorf("--rate %v: want a positive number of writes per second, e.g. 20", o.rate)
 	}
-	go workload.Churn(ctx, env.Client, "demo", 50, rate)
-	go workload.ChurnDeployments(ctx, env.Client, "demo", 5, 3*time.Second)
-
-	logFile, err := os.Create(filepath.Join(os.TempDir(), "rvsync-demo-exporter.log"))
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	e, err := exporterproc.StartExporter(exporterproc.ExporterOptions{
-		Informer: env.Config, Log: logFile, Addr: listen,
-		Args: []string{"--resources=" + strings.Join(demoResources, ",")},
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = e.Stop(30 * time.Second) }()
-	url := e.MetricsURL()
-	fmt.Printf("exporter metrics at %s (logs: %s); Ctrl-C stops\n\n", url, logFile.Name())
-
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			if e.Exited() {
-				return fmt.Errorf("the exporter exited; see %s", logFile.Name())
-			}
-			m, err := scrape.Scrape(url)
-			if err != nil {
-				fmt.Printf("scrape: %v\n", err)
-				continue
-			}
-			printTable(os.Stdout, m)
+	for _, a := range []struct {
+		flag string
+		addr *string
+	}{{"listen-address", &o.exporterAddr}, {"prometheus-address", &o.prometheusAddr}, {"alertmanager-address", &o.alertmanagerAdr}} {
+		if _, _, err := net.SplitHostPort(*a.addr); err != nil {
+			return o, fmt.Errorf("--%s %q: want host:port, e.g. 127.0.0.1:0 for a free port", a.flag, *a.addr)
+		}
+		addr, note, err := listenAddr(a.flag, *a.addr, explicit[a.flag])
+		if err != nil {
+			return o, err
+		}
+		*a.addr = addr
+		if note != "" {
+			o.notes = append(o.notes, note)
 		}
 	}
+	return o, nil
 }
 
-func printTable(w io.Writer, m scrape.Metrics) {
-	fmt.Fprintf(w, "%s\n", time.Now().Format(time.TimeOnly))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "resource\tsynced\tobjects\tRV lag\tstaleness s\tList p95 s\tdelivery p99 s\tcanary p50 s\trelists\tunconverged\t")
-	names := append([]string(nil), demoResources...)
-	sort.Strings(names)
-	for _, n := range names {
-		r := map[string]string{catalog.LabelResource: n}
-		value := func(metric catalog.Metric) string {
-			if v, ok := m.Value(metric.Name, r); ok {
-				return fmt.Sprintf("%.0f", v)
-			}
-			return "-"
+// listenAddr returns the address a component should listen on: addr, or a
+// free port when addr's port is 0, or when addr is the flag's default and
+// in use (then note says so). An address given on the command line that
+// is in use is an error.
+func listenAddr(flagName, addr string, explicit bool) (string, string, error) {
+	host, port, _ := net.SplitHostPort(addr)
+	if port != "0" {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			_ = ln.Close()
+			return addr, "", nil
 		}
-		quantile := func(metric catalog.Metric, q float64) string {
-			if h, ok := m.MergedHistogram(metric.Name, r); ok && h.GetSampleCount() > 0 {
-				return fmt.Sprintf("%.3f", scrape.Quantile(h, q))
-			}
-			return "-"
+		if explicit {
+			return "", "", fmt.Errorf("--%s %s: %v; pass a free address (port 0 picks one)", flagName, addr, err)
 		}
-		stale := "-"
-		if v, ok := m.Value(catalog.CacheStaleness.Name, r); ok {
-			stale = fmt.Sprintf("%.1f", v)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", n,
-			value(catalog.InformerSynced), value(catalog.Objects), value(catalog.ResourceVersionLag), stale,
-			quantile(catalog.ListDuration, 0.95), quantile(catalog.EventDeliveryLag, 0.99),
-			quantile(catalog.CanaryDeliveryLatency, 0.5), m.Sum(catalog.Relists.Name, r), value(catalog.UnconvergedObjects))
 	}
-	_ = tw.Flush()
-	fmt.Fprintln(w)
-}
-
-// writeKubeconfig saves an admin kubeconfig for the demo's control plane.
-func writeKubeconfig(env *controlplane.Env) (string, error) {
-	path := filepath.Join(os.TempDir(), "rvsync-demo.kubeconfig")
-	return path, controlplane.WriteKubeconfig(path, env.Config)
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", "", fmt.Errorf("--%s %s: %v", flagName, addr, err)
+	}
+	free := ln.Addr().String()
+	_ = ln.Close()
+	if port == "0" {
+		return free, "", nil
+	}
+	return free, fmt.Sprintf("%s is in use: using %s (--%s sets it)", addr, free, flagName), nil
 }
