@@ -1,0 +1,153 @@
+package model
+
+import (
+	"maps"
+	"time"
+)
+
+// View is what one client's informer of one resource holds, as far as the
+// model can tell from what the client consumed: the latest write of each
+// key its store reflects (from the list it last replaced its store with and
+// the events since), the resource version of what it consumed last, and
+// when. The model cannot see inside the client; the simulation reads the
+// view once every goroutine of the client has settled (synctest.Wait), when
+// everything consumed has reached the store.
+type View struct {
+	Conn, Resource string
+	// Store holds, by key, the latest write the client's store reflects
+	// (a delete too); a key it never saw is absent.
+	Store map[string]*Write
+	// RV is the revision of the last event, bookmark or list consumed.
+	RV uint64
+	// Listed is whether a list (or watch-list) completed.
+	Listed bool
+	// Last is when the client last consumed an event, a bookmark or a
+	// list; LastBookmark, a bookmark.
+	Last, LastBookmark time.Time
+}
+
+type viewKey struct{ conn, res string }
+
+// View returns the view of the informer of resource res on the
+// connection of host (nil before it listed anything).
+func (tx *Tx) View(host, res string) *View { return tx.c.views[viewKey{host, res}] }
+
+func (c *Cluster) viewLocked(host, res string) *View {
+	k := viewKey{host, res}
+	v := c.views[k]
+	if v == nil {
+		v = &View{Conn: host, Resource: res, Store: map[string]*Write{}}
+		if c.views == nil {
+			c.views = map[viewKey]*View{}
+		}
+		c.views[k] = v
+	}
+	return v
+}
+
+// effect is what consuming a frame or a response does to a view.
+type effect func(c *Cluster, t time.Time)
+
+func eventEffect(host string, w *Write) effect {
+	return func(c *Cluster, t time.Time) {
+		v := c.viewLocked(host, w.Resource)
+		v.Store[w.Key] = w
+		v.RV, v.Last = w.Rev, t
+	}
+}
+
+func bookmarkEffect(host, res string, rev uint64) effect {
+	return func(c *Cluster, t time.Time) {
+		v := c.viewLocked(host, res)
+		v.RV, v.Last, v.LastBookmark = max(v.RV, rev), t, t
+	}
+}
+
+// listEffect replaces the view's store with a snapshot (a list's last page,
+// a watch-list's initial-events-end bookmark).
+func listEffect(host, res string, snapshot map[string]*Write, rev uint64) effect {
+	return func(c *Cluster, t time.Time) {
+		v := c.viewLocked(host, res)
+		v.Store, v.RV, v.Last, v.Listed = snapshot, rev, t, true
+	}
+}
+
+// snapshot returns the key → last write map a list from last tells in
+// namespace ("": all).
+func snapshot(last map[string]*Write, namespace string) map[string]*Write {
+	if namespace == "" {
+		return maps.Clone(last)
+	}
+	out := map[string]*Write{}
+	for k, w := range last {
+		if w.Obj.Namespace == namespace {
+			out[k] = w
+		}
+	}
+	return out
+}
+
+// Fresh returns the newest instant by which the view held every write of
+// its resource committed, in the history that etcd has now: the commit
+// time of the oldest change the view misses (a write not lost, or a
+// restore's revert of a key it holds a lost write of), or t when it misses
+// none. missing counts the changes it misses.
+func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int) {
+	r := tx.c.resources[v.Resource]
+	fresh = t
+	if r == nil {
+		return fresh, 0
+	}
+	for key, log := range r.keys {
+		held := v.Store[key]
+		for _, e := range log[position(log, held):] {
+			switch {
+			case e.At.After(t):
+			case e.W != nil && e.W.Lost:
+				continue // undone by a later revert
+			case e.Revert && e.Target == held:
+				continue // back to what the view holds
+			default:
+				if e.At.Before(fresh) {
+					fresh = e.At
+				}
+				missing++
+			}
+		}
+	}
+	return fresh, missing
+}
+
+// position returns the index after the entry of held in log (0 when held
+// is nil: the view never saw the key).
+func position(log []*entry, held *Write) int {
+	if held == nil {
+		return 0
+	}
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].W == held {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Live reports whether the informer of res on the connection of host has a
+// watch open on a server that is up, over a connection that is not
+// frozen, and whether that watch gets bookmarks.
+func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
+	cn := tx.c.conns[host]
+	if cn == nil || cn.frozen || cn.server == nil || !cn.server.up {
+		return false, false
+	}
+	wc := cn.server.caches[res]
+	if wc == nil {
+		return false, false
+	}
+	for _, wt := range wc.watchers {
+		if wt.conn == cn && !wt.done {
+			return true, wt.bookmarks && !wc.res.NoBookmarks
+		}
+	}
+	return false, false
+}

@@ -1,0 +1,377 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/sim/model"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
+)
+
+// Hosts of the exporter's connections. Clients of one host share one
+// connection, which the model's balancer pins to one API server.
+const (
+	HostInformers = "informers" // the exporter's informers and their freshness reads
+	HostProbe     = "probe"     // the head probe (and an embedded informer's freshness reads)
+	HostCanary    = "canary"    // the canary's writes
+)
+
+// Informer is one informer of a watched resource.
+type Informer struct {
+	// Host names its connection (default HostInformers).
+	Host string
+	// Embedded: built by the operator's code and measured through
+	// Monitor.Instrument (a client-go informer of PartialObjectMetadata, as
+	// a controller-runtime cache builds); otherwise the exporter's own,
+	// built by Monitor.NewInformer (object digests only).
+	Embedded bool
+}
+
+// Watched is a resource of the model and how the monitor watches it.
+type Watched struct {
+	model.ResourceSpec
+	// Space is the RV space the exporter is configured with ("": default).
+	Space string
+	// Informers watch it (default: one exporter informer).
+	Informers []Informer
+}
+
+// Name returns the resource's `resource` label value.
+func (w Watched) Name() string {
+	if w.Group == "" {
+		return w.Plural
+	}
+	return w.Plural + "." + w.Group
+}
+
+func (w Watched) gvr() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: w.Group, Version: w.Version, Resource: w.Plural}
+}
+
+// Setup is the topology of a history and the monitor's configuration.
+type Setup struct {
+	Servers int
+	// Etcds besides the main one (whose spec, if listed, replaces the
+	// default: revision 1000, progress notifications every 5s).
+	Etcds         []model.EtcdSpec
+	Resources     []Watched
+	ProbeInterval time.Duration // default 5s
+	Scrape        time.Duration // default 15s
+	// NoFreshnessReads turns the monitor's freshness reads off.
+	NoFreshnessReads bool
+	// Canary is the resource the canary writes ("": no canary); its object
+	// is rvsync-canary in namespace rvsync.
+	Canary         string
+	CanaryInterval time.Duration // default 10s
+}
+
+func (s *Setup) defaults() {
+	if s.ProbeInterval <= 0 {
+		s.ProbeInterval = 5 * time.Second
+	}
+	if s.Scrape <= 0 {
+		s.Scrape = 15 * time.Second
+	}
+	if s.CanaryInterval <= 0 {
+		s.CanaryInterval = 10 * time.Second
+	}
+	for i := range s.Resources {
+		if len(s.Resources[i].Informers) == 0 {
+			s.Resources[i].Informers = []Informer{{}}
+		}
+		for j := range s.Resources[i].Informers {
+			if s.Resources[i].Informers[j].Host == "" {
+				s.Resources[i].Informers[j].Host = HostInformers
+			}
+		}
+	}
+}
+
+// Canary object of the monitor's canary.
+const (
+	CanaryNamespace = "rvsync"
+	CanaryName      = "rvsync-canary"
+)
+
+// Scrape is one scrape of the monitor, with the model's truth at that
+// instant.
+type Scrape struct {
+	At       time.Time
+	Families []*dto.MetricFamily
+	Truth    map[string]ResourceTruth // by resource
+}
+
+// ResourceTruth is what is true of a watched resource at a scrape.
+type ResourceTruth struct {
+	Informers []InformerTruth
+}
+
+// InformerTruth is what is true of one informer at a scrape.
+type InformerTruth struct {
+	Host string
+	// Fresh is the newest instant by which its store held every committed
+	// write of the resource (in etcd's current history); Missing counts the
+	// changes it lacks.
+	Fresh   time.Time
+	Missing int
+	// Live: its watch is open on a server that is up, over a connection
+	// that is not frozen; Bookmarks: that watch gets bookmarks.
+	Live, Bookmarks bool
+	// Last is when it last consumed anything; RV, the revision of it.
+	Last time.Time
+	RV   uint64
+}
+
+// World runs one history: the model control plane, the monitor under test
+// wired as the exporter (or an operator) wires it, the workload and the
+// faults, and a scrape with the truth every scrape interval.
+type World struct {
+	Setup   Setup
+	Cluster *model.Cluster
+	Monitor *probe.Monitor
+	reg     *prometheus.Registry
+	Start   time.Time
+	// OnScrape, when set, is called with every scrape (inside the bubble).
+	OnScrape func(Scrape)
+	scrapes  int
+	err      error
+}
+
+// Run runs setup for dur inside a synctest bubble of t: script is called
+// at the start, with the model built, to schedule the workload and the
+// faults on the cluster (Cluster.At); onScrape gets every scrape. It
+// returns when the history ends and every goroutine of it has.
+func Run(t *testing.T, setup Setup, seed uint64, dur time.Duration, script func(w *World), onScrape func(Scrape)) error {
+	var err error
+	synctest.Test(t, func(*testing.T) {
+		err = runBubble(setup, seed, dur, script, onScrape)
+	})
+	return err
+}
+
+func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World), onScrape func(Scrape)) error {
+	setup.defaults()
+	c := model.New(model.Config{Seed: seed, Servers: max(1, setup.Servers)})
+	main := model.EtcdSpec{Name: model.MainEtcd, Revision: 1000, ProgressNotify: 5 * time.Second}
+	for _, e := range setup.Etcds {
+		if e.Name == model.MainEtcd {
+			main = e
+			continue
+		}
+		c.AddEtcd(e)
+	}
+	c.AddEtcd(main)
+	for _, r := range setup.Resources {
+		c.AddResource(r.ResourceSpec)
+	}
+	if setup.Canary != "" {
+		c.Do(func(tx *model.Tx) { tx.Create(setup.Canary, CanaryNamespace, CanaryName, nil) })
+	}
+	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape}
+	w.Monitor = probe.New(probe.Options{HeadProbe: w.config(HostProbe), ProbeInterval: setup.ProbeInterval, NoFreshnessReads: setup.NoFreshnessReads})
+	w.reg = prometheus.NewRegistry()
+	if err := w.Monitor.Register(w.reg); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, r := range setup.Resources {
+		for _, in := range r.Informers {
+			inf, err := w.informer(r, in)
+			if err != nil {
+				cancel()
+				wg.Wait()
+				return err
+			}
+			wg.Go(func() { inf.RunWithContext(ctx) })
+		}
+	}
+	if setup.Canary != "" {
+		r := w.watched(setup.Canary)
+		canary, err := w.Monitor.NewCanary(w.config(HostCanary), probe.CanaryOptions{
+			GVR: r.gvr(), Kind: r.Kind, Namespace: CanaryNamespace, Name: CanaryName, Interval: setup.CanaryInterval,
+		})
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return err
+		}
+		wg.Go(func() { canary.Run(ctx) })
+	}
+	wg.Go(func() { _ = w.Monitor.Start(ctx) })
+	if script != nil {
+		script(w)
+	}
+	end := w.Start.Add(dur)
+	next := w.Start.Add(setup.Scrape)
+	for {
+		at, ok := c.Next()
+		if !ok || at.After(next) {
+			at = next
+		}
+		if at.After(end) {
+			break
+		}
+		time.Sleep(at.Sub(time.Now()))
+		c.Advance()
+		if !time.Now().Before(next) {
+			synctest.Wait()
+			w.scrape()
+			next = next.Add(setup.Scrape)
+		}
+	}
+	cancel()
+	wg.Wait()
+	return w.err
+}
+
+// config returns the client configuration of a connection to the model.
+func (w *World) config(host string) *rest.Config {
+	return &rest.Config{Host: "https://" + host, Transport: w.Cluster.Transport(), QPS: -1}
+}
+
+func (w *World) watched(name string) Watched {
+	for _, r := range w.Setup.Resources {
+		if r.Name() == name {
+			return r
+		}
+	}
+	panic("sim: no watched resource " + name)
+}
+
+// informer builds one informer of r the way its owner does.
+func (w *World) informer(r Watched, in Informer) (cache.SharedIndexInformer, error) {
+	cfg := w.config(in.Host)
+	if !in.Embedded {
+		res := probe.Resource{GVR: r.gvr(), Space: r.Space}
+		if r.Generations {
+			res.ObservedGenerationPath = "status.observedGeneration"
+		}
+		return w.Monitor.NewInformer(cfg, res)
+	}
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	res := client.Resource(r.gvr())
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return res.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return res.Watch(ctx, o)
+		},
+	}, client)
+	return w.Monitor.Instrument(r.gvr(), lw, func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+		return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	}), nil
+}
+
+// scrape gathers the monitor's metrics and the truth at this instant.
+func (w *World) scrape() {
+	mfs, err := w.reg.Gather()
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("scrape at %v: %w", w.Since(), err)
+	}
+	s := Scrape{At: time.Now(), Families: mfs, Truth: map[string]ResourceTruth{}}
+	w.Cluster.Do(func(tx *model.Tx) {
+		for _, r := range w.Setup.Resources {
+			var rt ResourceTruth
+			for _, in := range r.Informers {
+				it := InformerTruth{Host: in.Host, Fresh: s.At}
+				if v := tx.View(in.Host, r.Name()); v != nil {
+					it.Fresh, it.Missing = tx.Fresh(v, s.At)
+					it.Last, it.RV = v.Last, v.RV
+				} else {
+					it.Fresh, it.Missing = tx.Fresh(&model.View{Resource: r.Name()}, s.At)
+				}
+				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
+				rt.Informers = append(rt.Informers, it)
+			}
+			s.Truth[r.Name()] = rt
+		}
+	})
+	w.scrapes++
+	if w.OnScrape != nil {
+		w.OnScrape(s)
+	}
+}
+
+// Since returns the simulated time since the history began.
+func (w *World) Since() time.Duration { return time.Since(w.Start) }
+
+// Value returns the value of the series of family name with the given
+// label values (name=value pairs), and whether it exists.
+func Value(mfs []*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue metrics
+				}
+			}
+			switch {
+			case m.Gauge != nil:
+				return m.GetGauge().GetValue(), true
+			case m.Counter != nil:
+				return m.GetCounter().GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.GetHistogram().GetSampleCount()), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// Dump renders a scrape's rvsync gauges of resource res, for a failure.
+func Dump(s Scrape, res string) string {
+	var out []string
+	for _, mf := range s.Families {
+		for _, m := range mf.GetMetric() {
+			var match bool
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "resource" && lp.GetValue() == res {
+					match = true
+				}
+			}
+			if !match || m.Gauge == nil {
+				continue
+			}
+			var ls []string
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() != "resource" {
+					ls = append(ls, lp.GetName()+"="+lp.GetValue())
+				}
+			}
+			out = append(out, fmt.Sprintf("%s{%s} %g", strings.TrimPrefix(mf.GetName(), "rvsync_"), strings.Join(ls, ","), m.GetGauge().GetValue()))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
