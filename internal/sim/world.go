@@ -130,6 +130,8 @@ type InformerTruth struct {
 	// changes it lacks.
 	Fresh   time.Time
 	Missing int
+	// Reverted: the oldest change it lacks is a restore's.
+	Reverted bool
 	// Live: its watch is open on a server that is up, over a connection
 	// that is not frozen; Bookmarks: that watch gets bookmarks.
 	Live, Bookmarks bool
@@ -191,6 +193,14 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	// Each part starts alone, a millisecond after the one before, once
+	// that one waits: the global random source they draw jitter from is
+	// then read in the same order every run (see determinism_test.go).
+	start := func(f func()) {
+		wg.Go(f)
+		synctest.Wait()
+		time.Sleep(time.Millisecond)
+	}
 	for _, r := range setup.Resources {
 		for _, in := range r.Informers {
 			inf, err := w.informer(r, in)
@@ -199,7 +209,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 				wg.Wait()
 				return err
 			}
-			wg.Go(func() { inf.RunWithContext(ctx) })
+			start(func() { inf.RunWithContext(ctx) })
 		}
 	}
 	if setup.Canary != "" {
@@ -212,9 +222,9 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 			wg.Wait()
 			return err
 		}
-		wg.Go(func() { canary.Run(ctx) })
+		start(func() { canary.Run(ctx) })
 	}
-	wg.Go(func() { _ = w.Monitor.Start(ctx) })
+	start(func() { _ = w.Monitor.Start(ctx) })
 	if script != nil {
 		script(w)
 	}
@@ -237,6 +247,8 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		}
 	}
 	cancel()
+	synctest.Wait()
+	c.Close()
 	wg.Wait()
 	return w.err
 }
@@ -296,10 +308,10 @@ func (w *World) scrape() {
 			for _, in := range r.Informers {
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
 				if v := tx.View(in.Host, r.Name()); v != nil {
-					it.Fresh, it.Missing = tx.Fresh(v, s.At)
+					it.Fresh, it.Missing, it.Reverted = tx.Fresh(v, s.At)
 					it.Last, it.RV = v.Last, v.RV
 				} else {
-					it.Fresh, it.Missing = tx.Fresh(&model.View{Resource: r.Name()}, s.At)
+					it.Fresh, it.Missing, it.Reverted = tx.Fresh(&model.View{Resource: r.Name()}, s.At)
 				}
 				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
 				rt.Informers = append(rt.Informers, it)

@@ -134,6 +134,19 @@ func (tx *Tx) Refuse(host string, code int) { tx.c.connLocked(host).refuse = cod
 // until the client gives up.
 func (tx *Tx) Hang(host string, hang bool) { tx.c.connLocked(host).hang = hang }
 
+// Close ends every watch stream: the history is over.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	var all []*stream
+	for _, cn := range c.conns {
+		all = append(all, cn.streams...)
+	}
+	c.mu.Unlock()
+	for _, s := range all {
+		s.fail(errConnReset)
+	}
+}
+
 // stream is the body of a watch response: frames the server sent, each
 // readable from its time on.
 type stream struct {
@@ -216,9 +229,7 @@ func (s *stream) Read(p []byte) (int, error) {
 		case len(s.frames) > 0:
 			f := s.frames[0]
 			if d := f.at.Sub(now()); d > 0 {
-				s.mu.Unlock()
-				time.Sleep(d)
-				s.mu.Lock()
+				s.waitFor(d)
 				continue
 			}
 			s.frames = s.frames[1:]
@@ -232,9 +243,7 @@ func (s *stream) Read(p []byte) (int, error) {
 			}
 		case s.done:
 			if d := s.doneAt.Sub(now()); d > 0 {
-				s.mu.Unlock()
-				time.Sleep(d)
-				s.mu.Lock()
+				s.waitFor(d)
 				continue
 			}
 			return 0, io.EOF
@@ -242,6 +251,18 @@ func (s *stream) Read(p []byte) (int, error) {
 			s.cond.Wait()
 		}
 	}
+}
+
+// waitFor waits d, or until the stream changes (closed, failed, pushed
+// to); s.mu is held.
+func (s *stream) waitFor(d time.Duration) {
+	t := time.AfterFunc(d, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	s.cond.Wait()
+	t.Stop()
 }
 
 func (s *stream) Close() error {

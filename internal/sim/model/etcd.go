@@ -340,6 +340,13 @@ type ResourceSpec struct {
 func (c *Cluster) AddResource(s ResourceSpec) *Resource {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.addResourceLocked(s)
+}
+
+// AddResource adds (or re-creates) a resource (see Cluster.AddResource).
+func (tx *Tx) AddResource(s ResourceSpec) *Resource { return tx.c.addResourceLocked(s) }
+
+func (c *Cluster) addResourceLocked(s ResourceSpec) *Resource {
 	if s.Etcd == "" {
 		s.Etcd = MainEtcd
 	}

@@ -91,12 +91,14 @@ func snapshot(last map[string]*Write, namespace string) map[string]*Write {
 // its resource committed, in the history that etcd has now: the commit
 // time of the oldest change the view misses (a write not lost, or a
 // restore's revert of a key it holds a lost write of), or t when it misses
-// none. missing counts the changes it misses.
-func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int) {
+// none. missing counts the changes it misses; revert is whether the
+// oldest of them is a restore's (a write no client could have seen yet
+// has taken the key back).
+func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int, revert bool) {
 	r := tx.c.resources[v.Resource]
 	fresh = t
 	if r == nil {
-		return fresh, 0
+		return fresh, 0, false
 	}
 	for key, log := range r.keys {
 		held := v.Store[key]
@@ -109,13 +111,13 @@ func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int) {
 				continue // back to what the view holds
 			default:
 				if e.At.Before(fresh) {
-					fresh = e.At
+					fresh, revert = e.At, e.Revert
 				}
 				missing++
 			}
 		}
 	}
-	return fresh, missing
+	return fresh, missing, revert
 }
 
 // position returns the index after the entry of held in log (0 when held

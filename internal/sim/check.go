@@ -1,0 +1,266 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// Signals are what the monitor exports for one resource at a scrape; a
+// value it does not export is unknown (ok false).
+type Signals struct {
+	Staleness, ProofPeriod, Lag, Silence, BookmarkPeriod float64
+	StalenessOK, ProofOK, LagOK, SilenceOK               bool
+	State                                                string
+	Regressions, Relists                                 float64
+	Synced                                               bool
+	Space                                                string
+}
+
+// SignalsOf reads the signals of resource res from a scrape.
+func SignalsOf(mfs []*dto.MetricFamily, res string) Signals {
+	var s Signals
+	s.Staleness, s.StalenessOK = Value(mfs, catalog.CacheStaleness.Name, catalog.LabelResource, res)
+	s.ProofPeriod, s.ProofOK = Value(mfs, catalog.FreshnessProofPeriod.Name, catalog.LabelResource, res)
+	s.Lag, s.LagOK = Value(mfs, catalog.ResourceVersionLag.Name, catalog.LabelResource, res)
+	s.Silence, s.SilenceOK = Value(mfs, catalog.WatchSilence.Name, catalog.LabelResource, res)
+	s.BookmarkPeriod, _ = Value(mfs, catalog.WatchBookmarkPeriod.Name, catalog.LabelResource, res)
+	for _, st := range catalog.States() {
+		if v, _ := Value(mfs, catalog.ResourceState.Name, catalog.LabelResource, res, catalog.LabelState, st); v == 1 {
+			s.State = st
+		}
+	}
+	s.Regressions, _ = Value(mfs, catalog.ResourceVersionRegressions.Name, catalog.LabelResource, res)
+	for _, reason := range []string{catalog.RelistExpired, catalog.RelistError} {
+		v, _ := Value(mfs, catalog.Relists.Name, catalog.LabelResource, res, catalog.LabelReason, reason)
+		s.Relists += v
+	}
+	v, _ := Value(mfs, catalog.InformerSynced.Name, catalog.LabelResource, res)
+	s.Synced = v == 1
+	for _, mf := range mfs {
+		if mf.GetName() != catalog.ResourceInfo.Name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var isRes bool
+			var space string
+			for _, lp := range m.GetLabel() {
+				switch lp.GetName() {
+				case catalog.LabelResource:
+					isRes = lp.GetValue() == res
+				case catalog.LabelSpace:
+					space = lp.GetValue()
+				}
+			}
+			if isRes {
+				s.Space = space
+			}
+		}
+	}
+	return s
+}
+
+// Tolerances of the invariants, next to the signal definitions in the
+// README ("What the simulation proves").
+const (
+	// healthyProof is how far above the truth a healthy resource's
+	// staleness may saw: a bookmark period (1m), up to the cacher's 1s
+	// dispatch tick late, a probe interval and its jitter (5.5s), and the
+	// freshness read's lead (8s), rounded up.
+	healthyProof = 80 * time.Second
+	// stallAfter is the watch-stall condition of the shipped alert:
+	// silence above max(3 bookmark periods, 180s).
+	stallAfter = 180 * time.Second
+	// lagSLO is the RV-lag SLO's threshold (revisions).
+	lagSLO = 500
+	// recoverWithin is how long after the last fault ends every signal is
+	// back in its healthy range.
+	recoverWithin = 5 * time.Minute
+)
+
+// Violation is an invariant that did not hold.
+type Violation struct {
+	At       time.Duration // since the history began
+	Resource string
+	Rule     string
+	Detail   string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s %s: %s: %s", goDuration(v.At.Round(time.Millisecond)), v.Resource, v.Rule, v.Detail)
+}
+
+// Checker checks every scrape of a history against the truth.
+type Checker struct {
+	h          *History
+	start      time.Time
+	liveSince  map[string]time.Time // by resource/host: since when its watch has been live at every scrape
+	restores   map[string]int       // by etcd: restores started so far
+	Violations []Violation
+	// Excess is the largest staleness above the truth on a healthy
+	// resource, for calibrating healthyProof.
+	Excess time.Duration
+}
+
+// NewChecker returns a checker of h's scrapes; start is when h began.
+func NewChecker(h *History, start time.Time) *Checker {
+	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, restores: map[string]int{}}
+}
+
+func (c *Checker) fail(at time.Time, res, rule, format string, args ...any) {
+	if len(c.Violations) < 20 {
+		c.Violations = append(c.Violations, Violation{At: at.Sub(c.start), Resource: res, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+	}
+}
+
+// quiet reports whether no fault is active at now and the last one ended
+// at least d before.
+func (c *Checker) quiet(now time.Time, d time.Duration) bool {
+	since := now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if f.Start <= since && since < f.End()+d {
+			return false
+		}
+	}
+	return true
+}
+
+// Check checks one scrape.
+func (c *Checker) Check(s Scrape) {
+	since := s.At.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if f.Kind == Restore && f.Start <= since {
+			etcd := f.Etcd
+			if etcd == "" {
+				etcd = "main"
+			}
+			c.restores[etcd] = max(c.restores[etcd], c.countRestores(etcd, since))
+		}
+	}
+	for _, r := range c.h.Setup.Resources {
+		name := r.Name()
+		sig := SignalsOf(s.Families, name)
+		truth := s.Truth[name]
+		fresh := s.At
+		missing := 0
+		reverted := false
+		allLive, allBookmarks := true, true
+		liveFor := time.Duration(1 << 62)
+		for _, it := range truth.Informers {
+			if it.Fresh.Before(fresh) {
+				fresh, reverted = it.Fresh, it.Reverted
+			}
+			missing += it.Missing
+			key := name + "/" + it.Host
+			if !it.Live {
+				delete(c.liveSince, key)
+				allLive = false
+			} else if _, ok := c.liveSince[key]; !ok {
+				c.liveSince[key] = s.At
+			}
+			liveFor = min(liveFor, s.At.Sub(c.liveSince[key]))
+			allBookmarks = allBookmarks && it.Bookmarks
+		}
+		if !allLive {
+			liveFor = 0
+		}
+		truthStale := s.At.Sub(fresh)
+
+		// no claimed freshness that the truth contradicts
+		if sig.StalenessOK {
+			claimed := s.At.Add(-time.Duration(sig.Staleness * float64(time.Second)))
+			if claimed.After(fresh.Add(time.Millisecond)) && !(reverted && c.blind(s.At, fresh)) {
+				c.fail(s.At, name, "staleness below the truth", "staleness %.3fs, but the cache lacks a change committed %.3fs ago (%d missing)", sig.Staleness, truthStale.Seconds(), missing)
+			}
+		}
+		// a healthy resource's staleness saws at most healthyProof above the truth
+		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks
+		if healthy && sig.StalenessOK {
+			excess := time.Duration(sig.Staleness*float64(time.Second)) - truthStale
+			c.Excess = max(c.Excess, excess)
+			if excess > healthyProof {
+				c.fail(s.At, name, "healthy staleness above the truth", "staleness %.1fs, truth %.1fs: %.1fs above (tolerance %s)", sig.Staleness, truthStale.Seconds(), excess.Seconds(), healthyProof)
+			}
+		}
+		// no stall while the watch is live
+		if sig.SilenceOK && liveFor > stallAfter {
+			limit := max(3*sig.BookmarkPeriod, stallAfter.Seconds())
+			if sig.Silence > limit {
+				c.fail(s.At, name, "stall while live", "silence %.0fs > %.0fs while every watch of it was live for %s", sig.Silence, limit, liveFor.Round(time.Second))
+			}
+		}
+		// RV lag never 0 while the store misses writes older than a bookmark period
+		if sig.LagOK && sig.Lag == 0 && truthStale > time.Minute+15*time.Second {
+			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
+		}
+		// no lag above the SLO while nothing is missing and every watch is live
+		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 0 {
+			c.fail(s.At, name, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
+		}
+		// a regression counted only when history was lost
+		etcd := r.Etcd
+		if etcd == "" {
+			etcd = "main"
+		}
+		if int(sig.Regressions) > c.restores[etcd] {
+			c.fail(s.At, name, "regression without restore", "%.0f regressions counted, %d restores of etcd %q", sig.Regressions, c.restores[etcd], etcd)
+		}
+		// back in the healthy range after the faults
+		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 {
+			var bad []string
+			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV {
+				bad = append(bad, "state "+sig.State)
+			}
+			if sig.StalenessOK && allBookmarks && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
+				bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, truthStale.Seconds()))
+			}
+			if sig.LagOK && sig.Lag > lagSLO {
+				bad = append(bad, fmt.Sprintf("RV lag %.0f", sig.Lag))
+			}
+			if len(bad) > 0 {
+				c.fail(s.At, name, "not recovered", "%s, %s after the last fault ended", strings.Join(bad, ", "), recoverWithin)
+			}
+		}
+	}
+}
+
+// blind reports whether a restore at restored is still unknowable at
+// now: no write has landed in the restored history and been answered. With
+// a canary that is at most a canary interval, a write's round trip and a
+// probe (see README "Failure modes": etcd restored); without one, nothing
+// tells until the API servers restart and the informers relist.
+func (c *Checker) blind(now, restored time.Time) bool {
+	if c.h.Setup.Canary == "" {
+		return true
+	}
+	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
+	return now.Sub(restored) <= window
+}
+
+// faultsBefore reports whether a fault began before now.
+func (c *Checker) faultsBefore(now time.Time) bool {
+	for _, f := range c.h.Faults {
+		if f.Start < now.Sub(c.start) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Checker) countRestores(etcd string, since time.Duration) int {
+	n := 0
+	for _, f := range c.h.Faults {
+		e := f.Etcd
+		if e == "" {
+			e = "main"
+		}
+		if f.Kind == Restore && e == etcd && f.Start <= since {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"flag"
+	"testing"
+	"time"
+)
+
+var (
+	histories = flag.Int("sim.histories", 100, "random histories to run")
+	firstSeed = flag.Uint64("sim.seed", 1, "seed of the first random history")
+	longest   = flag.Duration("sim.duration", 40*time.Minute, "longest random history")
+)
+
+func TestRandomHistories(t *testing.T) {
+	start := time.Now()
+	failed := 0
+	var excess time.Duration
+	var simulated time.Duration
+	rules := map[string][]uint64{}
+	for i := range *histories {
+		seed := *firstSeed + uint64(i)
+		h := Generate(seed, *longest)
+		began := time.Now()
+		chk, err := RunHistory(t, h)
+		if testing.Verbose() {
+			t.Logf("seed %d: %s in %v, %d violations", seed, h.Duration, time.Since(began).Round(time.Millisecond), len(chk.Violations))
+		}
+		simulated += h.Duration
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		excess = max(excess, chk.Excess)
+		seen := map[string]bool{}
+		for _, v := range chk.Violations {
+			if !seen[v.Rule] {
+				seen[v.Rule] = true
+				rules[v.Rule] = append(rules[v.Rule], seed)
+			}
+		}
+		if len(chk.Violations) > 0 {
+			failed++
+			if failed <= 5 {
+				t.Errorf("seed %d: %d violations, first: %v\nhistory: %#v", seed, len(chk.Violations), chk.Violations[0], h)
+				for _, v := range chk.Violations[1:min(5, len(chk.Violations))] {
+					t.Logf("  %v", v)
+				}
+			}
+		}
+	}
+	for rule, seeds := range rules {
+		t.Logf("%s: %d histories, seeds %v", rule, len(seeds), seeds[:min(len(seeds), 12)])
+	}
+	t.Logf("%d histories (%s simulated) in %v, %d failed; healthy staleness at most %v above the truth", *histories, simulated, time.Since(start).Round(time.Millisecond), failed, excess)
+}
+
+var (
+	one   = flag.Uint64("sim.one", 0, "TestSeed: the seed of the random history to run and trace")
+	trace = flag.String("sim.trace", "configmaps", "TestSeed: the resource whose signals and truth to log at every scrape")
+)
+
+// TestSeed runs one random history and logs, at every scrape, the signals
+// of one resource beside the truth: how to read a failing seed.
+func TestSeed(t *testing.T) {
+	if *one == 0 {
+		t.Skip("-sim.one=SEED runs that random history")
+	}
+	h := Generate(*one, *longest)
+	t.Logf("%#v", h)
+	chk, err := runHistory(t, h, func(s Scrape) {
+		for _, it := range s.Truth[*trace].Informers {
+			t.Logf("%7.1fs %s | truth %s: fresh -%.1fs missing %d live %v bm %v rv %d last -%.1fs", s.At.Sub(epoch).Seconds(), Dump(s, *trace), it.Host,
+				s.At.Sub(it.Fresh).Seconds(), it.Missing, it.Live, it.Bookmarks, it.RV, s.At.Sub(it.Last).Seconds())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range chk.Violations {
+		t.Errorf("%v", v)
+	}
+}
+
+// epoch is when every synctest bubble's clock starts.
+var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
