@@ -2,6 +2,8 @@ package sim
 
 import (
 	"flag"
+
+	"github.com/rvsync-slo/rvsync-slo/slo"
 	"testing"
 	"time"
 )
@@ -67,7 +69,9 @@ func TestSeed(t *testing.T) {
 	}
 	h := Generate(*one, *longest)
 	t.Logf("%#v", h)
+	var scrapes []Scrape
 	chk, err := runHistory(t, h, func(s Scrape) {
+		scrapes = append(scrapes, s)
 		for _, it := range s.Truth[*trace].Informers {
 			t.Logf("%7.1fs %s | truth %s: fresh -%.1fs missing %d live %v bm %v rv %d last -%.1fs", s.At.Sub(epoch).Seconds(), Dump(s, *trace), it.Host,
 				s.At.Sub(it.Fresh).Seconds(), it.Missing, it.Live, it.Bookmarks, it.RV, s.At.Sub(it.Last).Seconds())
@@ -79,7 +83,20 @@ func TestSeed(t *testing.T) {
 	for _, v := range chk.Violations {
 		t.Errorf("%v", v)
 	}
+	if *rulesEvery > 0 {
+		began := time.Now()
+		fired, err := EvaluateRules(slo.DefaultSpec(), scrapes, *rulesEvery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fired {
+			t.Logf("fired: %v", f)
+		}
+		t.Logf("rules evaluated in %v", time.Since(began))
+	}
 }
 
 // epoch is when every synctest bubble's clock starts.
 var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+var rulesEvery = flag.Duration("sim.rules", 0, "TestSeed: evaluate the shipped rules every this often on the history's scrapes and log what fired")
