@@ -15,6 +15,8 @@ import (
 type Signals struct {
 	Staleness, ProofPeriod, Lag, Silence, BookmarkPeriod float64
 	StalenessOK, ProofOK, LagOK, SilenceOK               bool
+	InformerRV, QueueDepth                               float64
+	InformerRVOK                                         bool
 	State                                                string
 	Regressions, Relists                                 float64
 	Synced                                               bool
@@ -29,6 +31,8 @@ func SignalsOf(mfs []*dto.MetricFamily, res string) Signals {
 	s.Lag, s.LagOK = Value(mfs, catalog.ResourceVersionLag.Name, catalog.LabelResource, res)
 	s.Silence, s.SilenceOK = Value(mfs, catalog.WatchSilence.Name, catalog.LabelResource, res)
 	s.BookmarkPeriod, _ = Value(mfs, catalog.WatchBookmarkPeriod.Name, catalog.LabelResource, res)
+	s.InformerRV, s.InformerRVOK = Value(mfs, catalog.InformerResourceVersion.Name, catalog.LabelResource, res)
+	s.QueueDepth, _ = Value(mfs, catalog.StoreQueueDepth.Name, catalog.LabelResource, res)
 	for _, st := range catalog.States() {
 		if v, _ := Value(mfs, catalog.ResourceState.Name, catalog.LabelResource, res, catalog.LabelState, st); v == 1 {
 			s.State = st
@@ -99,6 +103,7 @@ type Checker struct {
 	h          *History
 	start      time.Time
 	liveSince  map[string]time.Time // by resource/host: since when its watch has been live at every scrape
+	absent     map[string]time.Time // by resource: since when it has not been served at every scrape
 	restores   map[string]int       // by etcd: restores started so far
 	Violations []Violation
 	// Excess is the largest staleness above the truth on a healthy
@@ -108,7 +113,7 @@ type Checker struct {
 
 // NewChecker returns a checker of h's scrapes; start is when h began.
 func NewChecker(h *History, start time.Time) *Checker {
-	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, restores: map[string]int{}}
+	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, restores: map[string]int{}}
 }
 
 func (c *Checker) fail(at time.Time, res, rule, format string, args ...any) {
@@ -169,16 +174,35 @@ func (c *Checker) Check(s Scrape) {
 			liveFor = 0
 		}
 		truthStale := s.At.Sub(fresh)
+		if truth.Exists {
+			delete(c.absent, name)
+		} else if _, ok := c.absent[name]; !ok {
+			c.absent[name] = s.At
+		}
 
+		// the queue shows what waits to be applied (within the pairwise
+		// merging's resolution), and the informer RV counts only what is applied
+		for _, it := range truth.Informers {
+			if it.Pending > 0 && sig.QueueDepth < float64(it.Pending-it.Pending/16-2) {
+				c.fail(s.At, name, "queue depth below the truth", "queue depth %.0f, but %d events wait for the store", sig.QueueDepth, it.Pending)
+			}
+			if it.Pending > 0 && sig.InformerRVOK && uint64(sig.InformerRV) > it.AppliedRV && it.AppliedRV > 0 {
+				c.fail(s.At, name, "informer RV ahead of the store", "informer RV %.0f, but the store applied up to %d (%d events wait)", sig.InformerRV, it.AppliedRV, it.Pending)
+			}
+		}
+		slowStore := false
+		for _, in := range r.Informers {
+			slowStore = slowStore || (in.SlowStore > 0 && !in.Embedded)
+		}
 		// no claimed freshness that the truth contradicts
-		if sig.StalenessOK {
+		if sig.StalenessOK && !slowStore {
 			claimed := s.At.Add(-time.Duration(sig.Staleness * float64(time.Second)))
 			if claimed.After(fresh.Add(time.Millisecond)) && !(reverted && c.blind(s.At, fresh)) {
 				c.fail(s.At, name, "staleness below the truth", "staleness %.3fs, but the cache lacks a change committed %.3fs ago (%d missing)", sig.Staleness, truthStale.Seconds(), missing)
 			}
 		}
 		// a healthy resource's staleness saws at most healthyProof above the truth
-		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks
+		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks && c.sawtoothBounded()
 		if healthy && sig.StalenessOK {
 			excess := time.Duration(sig.Staleness*float64(time.Second)) - truthStale
 			c.Excess = max(c.Excess, excess)
@@ -192,6 +216,16 @@ func (c *Checker) Check(s Scrape) {
 			if sig.Silence > limit {
 				c.fail(s.At, name, "stall while live", "silence %.0fs > %.0fs while every watch of it was live for %s", sig.Silence, limit, liveFor.Round(time.Second))
 			}
+		}
+		// no stall while there is nothing to watch
+		if since, ok := c.absent[name]; ok && s.At.Sub(since) > stallAfter && sig.SilenceOK {
+			if limit := max(3*sig.BookmarkPeriod, stallAfter.Seconds()); sig.Silence > limit {
+				c.fail(s.At, name, "stall while absent", "silence %.0fs > %.0fs while the resource has not been served for %s", sig.Silence, limit, s.At.Sub(since).Round(time.Second))
+			}
+		}
+		// the freshness proof period is the healthy sawtooth's height, not an incident's
+		if sig.ProofOK && c.sawtoothBounded() && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
+			c.fail(s.At, name, "proof period above the healthy sawtooth", "freshness proof period %.0fs > %s, the most a healthy resource's sawtooth reaches here", sig.ProofPeriod, healthyProof)
 		}
 		// RV lag never 0 while the store misses writes older than a bookmark period
 		if sig.LagOK && sig.Lag == 0 && truthStale > time.Minute+15*time.Second {
@@ -210,12 +244,12 @@ func (c *Checker) Check(s Scrape) {
 			c.fail(s.At, name, "regression without restore", "%.0f regressions counted, %d restores of etcd %q", sig.Regressions, c.restores[etcd], etcd)
 		}
 		// back in the healthy range after the faults
-		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 {
+		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 && truth.Exists {
 			var bad []string
 			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV {
 				bad = append(bad, "state "+sig.State)
 			}
-			if sig.StalenessOK && allBookmarks && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
+			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
 				bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, truthStale.Seconds()))
 			}
 			if sig.LagOK && sig.Lag > lagSLO {
@@ -239,6 +273,21 @@ func (c *Checker) blind(now, restored time.Time) bool {
 	}
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
 	return now.Sub(restored) <= window
+}
+
+// sawtoothBounded reports whether a healthy quiet resource is proven fresh
+// at least every healthyProof: the freshness reads are on, or etcd sends
+// progress notifications at least once a bookmark period.
+func (c *Checker) sawtoothBounded() bool {
+	if !c.h.Setup.NoFreshnessReads {
+		return true
+	}
+	for _, e := range c.h.Setup.Etcds {
+		if e.Name == "main" && (e.ProgressNotify == 0 || e.ProgressNotify > time.Minute) {
+			return false
+		}
+	}
+	return true
 }
 
 // faultsBefore reports whether a fault began before now.

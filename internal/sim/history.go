@@ -48,10 +48,11 @@ const (
 	Slow FaultKind = "slow"
 	// SlowServer delays everything API server Server sends by Latency.
 	SlowServer FaultKind = "slow-server"
-	// Refuse answers the requests (not watches) of a connection (Host) with
-	// HTTP status Code.
+	// Refuse answers the requests (not watches) of a connection (Host), for
+	// one Resource or all, with HTTP status Code.
 	Refuse FaultKind = "refuse"
-	// Hang makes the requests (not watches) of a connection (Host) hang.
+	// Hang makes the requests (not watches) of a connection (Host), for one
+	// Resource or all, hang.
 	Hang FaultKind = "hang"
 	// Restart takes API server Server down for Dur, then starts it with new
 	// watch caches.
@@ -189,11 +190,11 @@ func (h *History) apply(w *World, f Fault, at func(time.Duration) time.Time) {
 		c.At(start, func(tx *model.Tx) { tx.SetServerLatency(f.Server, f.Latency) })
 		c.At(end, func(tx *model.Tx) { tx.SetServerLatency(f.Server, 0) })
 	case Refuse:
-		c.At(start, func(tx *model.Tx) { tx.Refuse(f.Host, f.Code) })
-		c.At(end, func(tx *model.Tx) { tx.Refuse(f.Host, 0) })
+		c.At(start, func(tx *model.Tx) { tx.Refuse(f.Host, f.Resource, f.Code) })
+		c.At(end, func(tx *model.Tx) { tx.Refuse(f.Host, "", 0) })
 	case Hang:
-		c.At(start, func(tx *model.Tx) { tx.Hang(f.Host, true) })
-		c.At(end, func(tx *model.Tx) { tx.Hang(f.Host, false) })
+		c.At(start, func(tx *model.Tx) { tx.Hang(f.Host, f.Resource, true) })
+		c.At(end, func(tx *model.Tx) { tx.Hang(f.Host, "", false) })
 	case Restart:
 		c.At(start, func(tx *model.Tx) { tx.Stop(f.Server) })
 		c.At(end, func(tx *model.Tx) { tx.Start(f.Server) })

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"flag"
+	"strings"
 
 	"github.com/rvsync-slo/rvsync-slo/slo"
 	"testing"
@@ -58,16 +59,26 @@ func TestRandomHistories(t *testing.T) {
 
 var (
 	one   = flag.Uint64("sim.one", 0, "TestSeed: the seed of the random history to run and trace")
+	lie   = flag.String("sim.lie", "", "TestSeed: run and trace the lie (TestLies) whose name holds this")
 	trace = flag.String("sim.trace", "configmaps", "TestSeed: the resource whose signals and truth to log at every scrape")
 )
 
 // TestSeed runs one random history and logs, at every scrape, the signals
 // of one resource beside the truth: how to read a failing seed.
 func TestSeed(t *testing.T) {
-	if *one == 0 {
-		t.Skip("-sim.one=SEED runs that random history")
+	var h History
+	switch {
+	case *one != 0:
+		h = Generate(*one, *longest)
+	case *lie != "":
+		for _, l := range lies {
+			if strings.Contains(l.name, *lie) {
+				h = l.h
+			}
+		}
+	default:
+		t.Skip("-sim.one=SEED runs that random history, -sim.lie=TEXT the lie whose name holds TEXT")
 	}
-	h := Generate(*one, *longest)
 	t.Logf("%#v", h)
 	var scrapes []Scrape
 	chk, err := runHistory(t, h, func(s Scrape) {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -39,8 +40,16 @@ type Informer struct {
 	// Embedded: built by the operator's code and measured through
 	// Monitor.Instrument (a client-go informer of PartialObjectMetadata, as
 	// a controller-runtime cache builds); otherwise the exporter's own,
-	// built by Monitor.NewInformer (object digests only).
+	// built by Monitor.NewInformer (object digests only). The truth of an
+	// embedded informer is read from its store; of the exporter's, from what
+	// its connection delivered (its store holds digests only).
 	Embedded bool
+	// SlowStore makes its store take this long per object it indexes (an
+	// indexer that is slow, or starved of CPU): backpressure. An exporter's
+	// informer with a slow store has no staleness truth (its store holds
+	// digests, and what it consumed is not yet what it holds); its truth
+	// is what waits: InformerTruth.Pending.
+	SlowStore time.Duration
 }
 
 // Watched is a resource of the model and how the monitor watches it.
@@ -79,6 +88,9 @@ type Setup struct {
 	// is rvsync-canary in namespace rvsync.
 	Canary         string
 	CanaryInterval time.Duration // default 10s
+	// Pins pins connections (by host) to API servers; the others go
+	// round-robin.
+	Pins map[string]int
 }
 
 func (s *Setup) defaults() {
@@ -119,6 +131,8 @@ type Scrape struct {
 
 // ResourceTruth is what is true of a watched resource at a scrape.
 type ResourceTruth struct {
+	// Exists: the API serves the resource (a CRD not deleted).
+	Exists    bool
 	Informers []InformerTruth
 }
 
@@ -138,6 +152,13 @@ type InformerTruth struct {
 	// Last is when it last consumed anything; RV, the revision of it.
 	Last time.Time
 	RV   uint64
+	// Pending counts the watch events it consumed that its store has not
+	// applied yet (its handlers not yet told), and AppliedRV is the
+	// revision of the last one applied: the truth of its queue, for an
+	// informer with a slow store (counted from its notifications, so only
+	// until its first relist).
+	Pending   int
+	AppliedRV uint64
 }
 
 // World runs one history: the model control plane, the monitor under test
@@ -149,6 +170,11 @@ type World struct {
 	Monitor *probe.Monitor
 	reg     *prometheus.Registry
 	Start   time.Time
+	// Informers are the informers of each resource, in Setup's order.
+	Informers map[string][]cache.SharedIndexInformer
+	notified  map[cache.SharedIndexInformer]*atomic.Int64
+	ctx       context.Context
+	wg        *sync.WaitGroup
 	// OnScrape, when set, is called with every scrape (inside the bubble).
 	OnScrape func(Scrape)
 	scrapes  int
@@ -182,10 +208,15 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 	for _, r := range setup.Resources {
 		c.AddResource(r.ResourceSpec)
 	}
-	if setup.Canary != "" {
-		c.Do(func(tx *model.Tx) { tx.Create(setup.Canary, CanaryNamespace, CanaryName, nil) })
-	}
-	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape}
+	c.Do(func(tx *model.Tx) {
+		if setup.Canary != "" {
+			tx.Create(setup.Canary, CanaryNamespace, CanaryName, nil)
+		}
+		for host, server := range setup.Pins {
+			tx.Pin(host, server)
+		}
+	})
+	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape, Informers: map[string][]cache.SharedIndexInformer{}, notified: map[cache.SharedIndexInformer]*atomic.Int64{}}
 	w.Monitor = probe.New(probe.Options{HeadProbe: w.config(HostProbe), ProbeInterval: setup.ProbeInterval, NoFreshnessReads: setup.NoFreshnessReads})
 	w.reg = prometheus.NewRegistry()
 	if err := w.Monitor.Register(w.reg); err != nil {
@@ -193,6 +224,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	w.ctx, w.wg = ctx, &wg
 	// Each part starts alone, a millisecond after the one before, once
 	// that one waits: the global random source they draw jitter from is
 	// then read in the same order every run (see determinism_test.go).
@@ -209,6 +241,19 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 				wg.Wait()
 				return err
 			}
+			w.Informers[r.Name()] = append(w.Informers[r.Name()], inf)
+			n := &atomic.Int64{}
+			w.notified[inf] = n
+			count := func(initial bool) {
+				if !initial {
+					n.Add(1)
+				}
+			}
+			_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+				AddFunc:    func(_ any, initial bool) { count(initial) },
+				UpdateFunc: func(_, _ any) { count(false) },
+				DeleteFunc: func(any) { count(false) },
+			})
 			start(func() { inf.RunWithContext(ctx) })
 		}
 	}
@@ -253,6 +298,13 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 	return w.err
 }
 
+// Go runs f in the history's bubble, as a client of the model would (f may
+// sleep and make requests); ctx ends with the history, which waits for f.
+func (w *World) Go(f func(ctx context.Context)) { w.wg.Go(func() { f(w.ctx) }) }
+
+// Config returns the client configuration of a connection to the model.
+func (w *World) Config(host string) *rest.Config { return w.config(host) }
+
 // config returns the client configuration of a connection to the model.
 func (w *World) config(host string) *rest.Config {
 	return &rest.Config{Host: "https://" + host, Transport: w.Cluster.Transport(), QPS: -1}
@@ -270,12 +322,20 @@ func (w *World) watched(name string) Watched {
 // informer builds one informer of r the way its owner does.
 func (w *World) informer(r Watched, in Informer) (cache.SharedIndexInformer, error) {
 	cfg := w.config(in.Host)
+	slow := func(any) ([]string, error) {
+		time.Sleep(in.SlowStore)
+		return nil, nil
+	}
 	if !in.Embedded {
 		res := probe.Resource{GVR: r.gvr(), Space: r.Space}
 		if r.Generations {
 			res.ObservedGenerationPath = "status.observedGeneration"
 		}
-		return w.Monitor.NewInformer(cfg, res)
+		inf, err := w.Monitor.NewInformer(cfg, res)
+		if err == nil && in.SlowStore > 0 {
+			err = inf.AddIndexers(cache.Indexers{"slow": slow})
+		}
+		return inf, err
 	}
 	client, err := metadata.NewForConfig(cfg)
 	if err != nil {
@@ -290,9 +350,29 @@ func (w *World) informer(r Watched, in Informer) (cache.SharedIndexInformer, err
 			return res.Watch(ctx, o)
 		},
 	}, client)
+	indexers := cache.Indexers{}
+	if in.SlowStore > 0 {
+		indexers["slow"] = slow
+	}
 	return w.Monitor.Instrument(r.gvr(), lw, func(lw cache.ListerWatcher) cache.SharedIndexInformer {
-		return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+		return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, indexers)
 	}), nil
+}
+
+// storeView reads an embedded informer's store: each key at its resource
+// version.
+func storeView(inf cache.SharedIndexInformer) map[string]string {
+	held := map[string]string{}
+	for _, o := range inf.GetStore().List() {
+		if m, ok := o.(metav1.Object); ok {
+			key := m.GetName()
+			if m.GetNamespace() != "" {
+				key = m.GetNamespace() + "/" + key
+			}
+			held[key] = m.GetResourceVersion()
+		}
+	}
+	return held
 }
 
 // scrape gathers the monitor's metrics and the truth at this instant.
@@ -302,18 +382,40 @@ func (w *World) scrape() {
 		w.err = fmt.Errorf("scrape at %v: %w", w.Since(), err)
 	}
 	s := Scrape{At: time.Now(), Families: mfs, Truth: map[string]ResourceTruth{}}
+	stores := map[string][]map[string]string{}
+	for _, r := range w.Setup.Resources {
+		for i, in := range r.Informers {
+			var held map[string]string
+			if in.Embedded {
+				held = storeView(w.Informers[r.Name()][i])
+			}
+			stores[r.Name()] = append(stores[r.Name()], held)
+		}
+	}
 	w.Cluster.Do(func(tx *model.Tx) {
 		for _, r := range w.Setup.Resources {
-			var rt ResourceTruth
-			for _, in := range r.Informers {
+			rt := ResourceTruth{Exists: tx.Exists(r.Name())}
+			for i, in := range r.Informers {
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
-				if v := tx.View(in.Host, r.Name()); v != nil {
+				if in.Embedded {
+					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), stores[r.Name()][i]), s.At)
+					if v := tx.View(in.Host, r.Name()); v != nil {
+						it.Last, it.RV = v.Last, v.RV
+					}
+				} else if v := tx.View(in.Host, r.Name()); v != nil {
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(v, s.At)
 					it.Last, it.RV = v.Last, v.RV
 				} else {
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(&model.View{Resource: r.Name()}, s.At)
 				}
 				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
+				if v := tx.View(in.Host, r.Name()); v != nil && in.SlowStore > 0 {
+					n := int(w.notified[w.Informers[r.Name()][i]].Load())
+					it.Pending = max(0, len(v.Events)-n)
+					if n > 0 && n <= len(v.Events) {
+						it.AppliedRV = v.Events[n-1]
+					}
+				}
 				rt.Informers = append(rt.Informers, it)
 			}
 			s.Truth[r.Name()] = rt

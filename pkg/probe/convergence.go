@@ -185,7 +185,7 @@ func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.Group
 	}
 	ilw := m.instrument(tracker, cache.ToListWatcherWithWatchListSemantics(lw, client))
 	ilw.state.freshen = freshen
-	inf := cache.NewSharedIndexInformerWithOptions(ilw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: tracker.name})
+	inf := cache.NewSharedIndexInformerWithOptions(ilw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: tracker.name, Indexers: cache.Indexers{}})
 	_ = inf.SetTransform(generationTransform(path))
 	m.observe(ilw.state, inf)
 	conv := newConvergence(m.metrics.GenerationConvergence.WithLabelValues(tracker.name))

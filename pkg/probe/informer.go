@@ -37,7 +37,8 @@ func (m *Monitor) keyInformer(lw cache.ListerWatcher, t *tracker, freshen headFu
 	ilw := m.instrument(t, lw)
 	ilw.state.freshen = freshen
 	inf := cache.NewSharedIndexInformerWithOptions(ilw, &metav1.PartialObjectMetadata{},
-		cache.SharedIndexInformerOptions{ObjectDescription: t.name})
+		// an empty (not nil) Indexers map: client-go's AddIndexers panics on a nil one
+		cache.SharedIndexInformerOptions{ObjectDescription: t.name, Indexers: cache.Indexers{}})
 	// Setters fail only after the informer started; it has not.
 	_ = inf.SetTransform(objectKey)
 	m.observe(ilw.state, inf)

@@ -21,6 +21,9 @@ type conn struct {
 	latency time.Duration
 	refuse  int  // HTTP status that answers every request but watches; 0: none
 	hang    bool // every request but watches hangs until the client gives up
+	// only, when set, limits refuse and hang to the requests for one
+	// resource
+	only    string
 	streams []*stream
 }
 
@@ -126,13 +129,20 @@ func (tx *Tx) dropLocked(cn *conn) {
 // of host by d.
 func (tx *Tx) SetConnLatency(host string, d time.Duration) { tx.c.connLocked(host).latency = d }
 
-// Refuse answers every request but watches on the connection of host with
-// HTTP status code (429, 403, 500...; 0 stops refusing).
-func (tx *Tx) Refuse(host string, code int) { tx.c.connLocked(host).refuse = code }
+// Refuse answers every request but watches on the connection of host
+// (for resource res only, unless res is "") with HTTP status code (429,
+// 403, 500...; 0 stops refusing).
+func (tx *Tx) Refuse(host, res string, code int) {
+	cn := tx.c.connLocked(host)
+	cn.refuse, cn.only = code, res
+}
 
-// Hang makes every request but watches on the connection of host hang
-// until the client gives up.
-func (tx *Tx) Hang(host string, hang bool) { tx.c.connLocked(host).hang = hang }
+// Hang makes every request but watches on the connection of host (for
+// resource res only, unless res is "") hang until the client gives up.
+func (tx *Tx) Hang(host, res string, hang bool) {
+	cn := tx.c.connLocked(host)
+	cn.hang, cn.only = hang, res
+}
 
 // Close ends every watch stream: the history is over.
 func (c *Cluster) Close() {

@@ -65,7 +65,7 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("dial tcp %s: connect: connection refused", req.URL.Host)
 	}
 	r, aerr := c.parseLocked(req, body)
-	if aerr == nil && r.verb != "watch" {
+	if aerr == nil && r.verb != "watch" && (cn.only == "" || cn.only == r.res.Name) {
 		switch {
 		case cn.hang:
 			c.mu.Unlock()

@@ -24,6 +24,8 @@ type View struct {
 	// Last is when the client last consumed an event, a bookmark or a
 	// list; LastBookmark, a bookmark.
 	Last, LastBookmark time.Time
+	// Events are the revisions of the watch events it consumed, in order.
+	Events []uint64
 }
 
 type viewKey struct{ conn, res string }
@@ -53,6 +55,7 @@ func eventEffect(host string, w *Write) effect {
 		v := c.viewLocked(host, w.Resource)
 		v.Store[w.Key] = w
 		v.RV, v.Last = w.Rev, t
+		v.Events = append(v.Events, w.Rev)
 	}
 }
 
@@ -152,4 +155,37 @@ func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
 		}
 	}
 	return false, false
+}
+
+// StoreView returns the view of an informer whose store the simulation
+// can read (one of PartialObjectMetadata, as a controller's cache holds):
+// held maps each key it holds to the resource version it holds it at. A
+// key it lacks is taken as holding the key's last delete, if any (a store
+// without a deleted object is right about it).
+func (tx *Tx) StoreView(res string, held map[string]string) *View {
+	r := tx.c.resources[res]
+	v := &View{Resource: res, Store: map[string]*Write{}}
+	if r == nil {
+		return v
+	}
+	for key, log := range r.keys {
+		rvs, ok := held[key]
+		if !ok {
+			for i := len(log) - 1; i >= 0; i-- {
+				if w := log[i].W; w != nil && w.Type == Deleted {
+					v.Store[key] = w
+					break
+				}
+			}
+			continue
+		}
+		rev, _ := r.parseRV(rvs)
+		for i := len(log) - 1; i >= 0; i-- {
+			if w := log[i].W; w != nil && w.Rev == rev {
+				v.Store[key] = w
+				break
+			}
+		}
+	}
+	return v
 }
