@@ -104,6 +104,7 @@ type Checker struct {
 	start      time.Time
 	liveSince  map[string]time.Time // by resource/host: since when its watch has been live at every scrape
 	absent     map[string]time.Time // by resource: since when it has not been served at every scrape
+	missingAt  map[string]time.Time // by resource: the latest scrape at which its cache missed a change
 	restores   map[string]int       // by etcd: restores started so far
 	Violations []Violation
 	// Excess is the largest staleness above the truth on a healthy
@@ -113,7 +114,7 @@ type Checker struct {
 
 // NewChecker returns a checker of h's scrapes; start is when h began.
 func NewChecker(h *History, start time.Time) *Checker {
-	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, restores: map[string]int{}}
+	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, restores: map[string]int{}}
 }
 
 func (c *Checker) fail(at time.Time, res, rule, format string, args ...any) {
@@ -227,12 +228,19 @@ func (c *Checker) Check(s Scrape) {
 		if sig.ProofOK && c.sawtoothBounded() && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
 			c.fail(s.At, name, "proof period above the healthy sawtooth", "freshness proof period %.0fs > %s, the most a healthy resource's sawtooth reaches here", sig.ProofPeriod, healthyProof)
 		}
-		// RV lag never 0 while the store misses writes older than a bookmark period
-		if sig.LagOK && sig.Lag == 0 && truthStale > time.Minute+15*time.Second {
+		// RV lag never 0 while the store misses writes older than a
+		// bookmark period, where the exporter can know: its informers read
+		// consistently on their own connection before each bookmark, the
+		// canary writes the resource, or the watch went silent
+		if sig.LagOK && sig.Lag == 0 && truthStale > time.Duration(max(75, sig.BookmarkPeriod+15)*float64(time.Second)) && c.lagProvable(r) {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
-		// no lag above the SLO while nothing is missing and every watch is live
-		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 0 {
+		// no lag above the SLO while nothing has been missing for a while
+		// and every watch is live
+		if missing > 0 {
+			c.missingAt[name] = s.At
+		}
+		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 0 && s.At.Sub(c.missingAt[name]) > 2*time.Minute {
 			c.fail(s.At, name, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
 		}
 		// a regression counted only when history was lost
@@ -273,6 +281,25 @@ func (c *Checker) blind(now, restored time.Time) bool {
 	}
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
 	return now.Sub(restored) <= window
+}
+
+// lagProvable reports whether the monitor can tell that r's cache misses
+// writes while its watch delivers bookmarks: its exporter informers read
+// consistently on their own connection before bookmarks (freshness reads
+// on), or the canary writes it.
+func (c *Checker) lagProvable(r Watched) bool {
+	if c.h.Setup.Canary == r.Name() {
+		return true
+	}
+	if c.h.Setup.NoFreshnessReads {
+		return false
+	}
+	for _, in := range r.Informers {
+		if in.Embedded {
+			return false
+		}
+	}
+	return true
 }
 
 // sawtoothBounded reports whether a healthy quiet resource is proven fresh

@@ -49,11 +49,12 @@ const (
 	StateHeadUnknown = "head_unknown"  // the RV space's head probe has not answered lately: lag and staleness unknown
 	StateOpaqueRV    = "opaque_rv"     // resource versions are not integers: no RV math
 	StateAheadOfHead = "ahead_of_head" // the informer's RV is ahead of its space's head: another history (etcd restored, API server not) or another etcd
+	StateUnserved    = "unserved"      // the API server does not serve the resource (404: a CRD deleted) or forbids listing it: nothing is watched, the list errors say why
 )
 
 // States lists the values of the `state` label.
 func States() []string {
-	return []string{StateOK, StateHeadUnknown, StateOpaqueRV, StateAheadOfHead}
+	return []string{StateOK, StateHeadUnknown, StateOpaqueRV, StateAheadOfHead, StateUnserved}
 }
 
 // Values of the `kind` label of ListDuration.

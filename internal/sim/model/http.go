@@ -271,6 +271,17 @@ func (c *Cluster) listLocked(ctx context.Context, cn *conn, srv *APIServer, r *r
 		}
 		snap, rev = snapshot(wc.last, r.namespace), wc.rv
 	}
+	if fs := r.q["fieldSelector"]; strings.HasPrefix(fs, "metadata.name=") {
+		// a read of one object by name: not an informer's list
+		name := strings.TrimPrefix(fs, "metadata.name=")
+		var objs []*Object
+		for _, o := range liveObjects(snap, "") {
+			if o.Name == name {
+				objs = append(objs, o)
+			}
+		}
+		return 200, encodeList(r.res, objs, rev, "", 0, r.meta), nil
+	}
 	return c.pageLocked(cn, r, page{rest: liveObjects(snap, ""), rev: rev, snap: snap})
 }
 

@@ -1,0 +1,393 @@
+package proof
+
+import "time"
+
+// Proof is what one informer's store provably holds, updated as its
+// deltas are applied to the store (never on receipt: a delta that waits
+// in the informer's queue is not in the store yet).
+//
+// What it proves, and how:
+//   - freshness: the store at RV r held everything committed up to the
+//     request time of the latest head sample whose head was <= r; a
+//     consistent list holds everything committed before its first page
+//     was sent; a delivered canary, everything before its write;
+//   - the freshness proof period: how stale a healthy quiet store gets
+//     before a bookmark proves it fresh again (the height of its staleness
+//     sawtooth); an incident (a silent watch, an unknown head) is not a
+//     healthy sawtooth and teaches it nothing;
+//   - RV lag: how far behind the head its latest delivery was (an event's
+//     distance from the head when it was applied, or a bookmark's distance
+//     from a consistent read the informer made on its own connection just
+//     before: the watch cache behind that connection did not catch up),
+//     until a later delivery or proof shows the store caught up; once the
+//     watch is silent longer than its cadence allows, everything between
+//     its RV and the head may be missing.
+//
+// An RV proves nothing once it turns out to be of another history than its
+// space's (a head or a write after it saw a lower revision) or of an
+// earlier epoch (the space was restored): what it proved is withdrawn.
+type Proof struct {
+	rv        uint64
+	rvAt      time.Time
+	epoch     uint64
+	opaque    bool
+	fresh     time.Time // the store provably held everything committed by then
+	freshAtRV time.Time // fresh when rv was observed
+	anyProof  bool      // fresh moved since the informer last listed
+	peaks     []peak
+
+	lag    uint64
+	lagAt  time.Time
+	behind bool // the latest bookmark came from a watch cache that did not catch up
+
+	read *read // the latest consistent read on the informer's own connection, not yet judged
+}
+
+type peak struct {
+	at   time.Time
+	peak time.Duration
+}
+
+type read struct {
+	head uint64
+	recv time.Time
+}
+
+// Env is what an informer's proofs read of its surroundings at an instant.
+type Env struct {
+	Now   time.Time
+	Space *Space
+	Watch *Watch
+	// ProbeInterval is the head probe's.
+	ProbeInterval time.Duration
+	// OwnReads: freshness reads run on the informer's own connection, so
+	// they reach the API server whose watch cache feeds it; false when
+	// they are off or ride another connection.
+	OwnReads bool
+	// Overdue, when not 0, is the RV of a write to the informer's resource
+	// (the canary's) that it should have delivered by now and has not: its
+	// store is behind at least that write.
+	Overdue uint64
+}
+
+// Proof cadence limits.
+const (
+	// FreshenLead is how long before a quiet informer's next bookmark its
+	// freshness read is sent.
+	FreshenLead = 8 * time.Second
+	proofMemory = 30 * time.Minute // how long a sawtooth peak counts
+	maxPeaks    = 16
+	// AheadAfter is how many samples (or writes) after an RV arrived must
+	// contradict it before it is of another history.
+	AheadAfter = 2
+)
+
+// MarkOpaque records a resource version that is not an integer: no RV math
+// from now on.
+func (p *Proof) MarkOpaque() (first bool) {
+	first = !p.opaque
+	p.opaque, p.rv = true, 0
+	return first
+}
+
+// Opaque reports whether the informer saw a resource version that is not
+// an integer.
+func (p *Proof) Opaque() bool { return p.opaque }
+
+// sync brings the proofs into the space's current epoch: after a restore,
+// the RV the informer held belongs to a lost history, and when writes
+// proved the loss, what it proved since the last write that shared its
+// history is withdrawn.
+func (p *Proof) sync(env Env) {
+	sp := env.Space
+	if p.epoch == sp.Epoch() {
+		return
+	}
+	if lost, _ := sp.HistoryLost(); lost && p.rv != 0 {
+		p.fresh = minTime(p.fresh, sp.SameHistoryAt(p.rv))
+	}
+	p.rv, p.lag, p.behind, p.read, p.epoch = 0, 0, false, nil, sp.Epoch()
+}
+
+// settle commits the withdrawal of an RV of another history before the
+// informer moves on from it.
+func (p *Proof) settle(env Env) {
+	if p.rv != 0 && p.ahead(env) {
+		p.fresh = p.withdrawn(env)
+	}
+}
+
+func (p *Proof) observe(rv uint64, env Env) {
+	p.settle(env)
+	p.rv, p.rvAt, p.freshAtRV = rv, env.Now, p.fresh
+}
+
+// ApplyList records that the store replaced its content with a list at rv
+// (a relist or a watch-list) at env.Now; consistentFrom, when not zero, is
+// when that list, a consistent read, began.
+func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
+	if p.opaque {
+		return
+	}
+	p.sync(env)
+	p.observe(rv, env)
+	// the sawtooth's height is the API server's cadence, not the list's:
+	// its peaks survive a relist
+	p.anyProof, p.lag, p.lagAt, p.behind, p.read = false, 0, env.Now, false, nil
+	if !consistentFrom.IsZero() {
+		p.prove(consistentFrom, false, env)
+	}
+	p.refresh(false, env)
+}
+
+// ApplyEvent records that the store applied a watch event at rv.
+func (p *Proof) ApplyEvent(rv uint64, env Env) {
+	if p.opaque {
+		return
+	}
+	p.sync(env)
+	if rv > p.rv {
+		p.observe(rv, env)
+	}
+	if head, _, ok := env.Space.Head(); ok {
+		p.lag, p.lagAt, p.behind = 0, env.Now, false
+		if head > rv {
+			p.lag = head - rv
+		}
+	}
+	p.refresh(false, env)
+}
+
+// ApplyBookmark records that the store applied a bookmark at rv.
+func (p *Proof) ApplyBookmark(rv uint64, env Env) {
+	if p.opaque {
+		return
+	}
+	p.sync(env)
+	if rv > p.rv {
+		p.observe(rv, env)
+	}
+	if r := p.read; r != nil && env.OwnReads && r.recv.Before(env.Now) {
+		// a bookmark sent after a consistent read on the same connection
+		// answered carries at least the read's head, unless the watch
+		// cache behind that connection did not catch up
+		p.read = nil
+		if rv < r.head {
+			p.lag, p.lagAt, p.behind = r.head-rv, env.Now, true
+		} else {
+			p.behind = false
+		}
+	}
+	before := p.fresh
+	p.refresh(true, env)
+	if !p.behind && p.fresh.After(before) && !p.fresh.Before(p.lagAt) && env.Now.Sub(p.fresh) <= recentProof(env) {
+		// proven fresh as of after the lagging delivery, and lately: a
+		// bookmark that proves only an old instant came late itself
+		p.lag, p.lagAt = 0, env.Now
+	}
+}
+
+// recentProof is how old the instant a timely bookmark proves is, at most:
+// the freshness read's lead, two probe intervals, and slack.
+func recentProof(env Env) time.Duration { return FreshenLead + 2*env.ProbeInterval + 5*time.Second }
+
+// Read records a consistent read of the informer's resource on its own
+// connection, answered at recv with head: the next bookmark must carry at
+// least head.
+func (p *Proof) Read(head uint64, recv time.Time) { p.read = &read{head: head, recv: recv} }
+
+// Canary records that a canary written at sent reached the store by
+// env.Now: the store held everything committed before sent.
+func (p *Proof) Canary(sent time.Time, env Env) {
+	p.sync(env)
+	p.prove(sent, false, env)
+}
+
+// refresh moves fresh forward to the latest head sample the informer's RV
+// covers; a bookmark that does so closes a sawtooth.
+func (p *Proof) refresh(bookmark bool, env Env) {
+	if p.rv == 0 || p.ahead(env) {
+		return
+	}
+	if lost, _ := env.Space.HistoryLost(); lost {
+		return
+	}
+	if at, ok := env.Space.Timeline.FreshAt(p.rv); ok {
+		p.prove(at, bookmark, env)
+	}
+}
+
+// prove records that the store held everything committed by at. A bookmark
+// that proves it closes a sawtooth, whose peak counts toward the proof
+// period when it was healthy: the watch gave a sign of life at its cadence
+// and the head was known all along.
+func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
+	if !at.After(p.fresh) {
+		return
+	}
+	if bookmark && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) {
+		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(p.fresh)})
+		if len(p.peaks) > maxPeaks {
+			p.peaks = p.peaks[1:]
+		}
+	}
+	p.fresh, p.anyProof = at, true
+}
+
+// ahead reports whether the informer's RV is of another history than its
+// space's: samples or writes requested after it arrived saw lower
+// revisions.
+func (p *Proof) ahead(env Env) bool {
+	if p.rv == 0 {
+		return false
+	}
+	return env.Space.Timeline.Below(p.rv, p.rvAt) >= AheadAfter || env.Space.WritesBelow(p.rv, p.rvAt) >= AheadAfter
+}
+
+// withdrawn is what fresh falls back to when the RV turns out to be of
+// another history: what it was before the RV, or the latest write that
+// landed at or above it (until then the RV was of etcd's history).
+func (p *Proof) withdrawn(env Env) time.Time {
+	return minTime(p.fresh, maxTime(p.freshAtRV, env.Space.SameHistoryAt(p.rv)))
+}
+
+// Values are what an informer's proofs say at an instant. A value whose
+// flag is false is unknown.
+type Values struct {
+	RV               uint64
+	RVKnown          bool
+	Ahead            bool
+	Fresh            time.Time // the store provably held everything committed by then
+	FreshKnown       bool
+	Lag              uint64
+	LagKnown         bool
+	ProofPeriod      time.Duration
+	ProofPeriodKnown bool
+}
+
+// Snapshot returns what the proofs say at env.Now. It changes nothing.
+func (p *Proof) Snapshot(env Env) Values {
+	var v Values
+	if p.opaque {
+		return v
+	}
+	sp := env.Space
+	rv := p.rv
+	if p.epoch != sp.Epoch() {
+		// restored since: the RV is of a lost history
+		fresh := p.fresh
+		if lost, _ := sp.HistoryLost(); lost && rv != 0 {
+			fresh = minTime(fresh, sp.SameHistoryAt(rv))
+		}
+		v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
+		return v
+	}
+	v.RV, v.RVKnown = rv, rv != 0
+	v.Ahead = p.ahead(env)
+	fresh := p.fresh
+	lost, _ := sp.HistoryLost()
+	switch {
+	case v.Ahead:
+		fresh = p.withdrawn(env)
+	case rv != 0 && !lost:
+		if at, ok := sp.Timeline.FreshAt(rv); ok {
+			fresh = maxTime(fresh, at)
+		}
+	}
+	v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
+	if v.Ahead || rv == 0 {
+		return v // staleness grows from the last proof; lag is unknown
+	}
+	head, _, ok := sp.Head()
+	switch {
+	case !ok:
+	case env.Watch.StalledSince(p.lagAt, env.Now) || (env.Overdue != 0 && rv < env.Overdue):
+		// silent longer than its cadence allows since its latest delivery
+		// (or short of a write it should have delivered): everything
+		// between its RV and the head may be missing
+		v.Lag, v.LagKnown = 0, true
+		if head > rv {
+			v.Lag = head - rv
+		}
+	default:
+		v.Lag, v.LagKnown = p.lag, true
+	}
+	if p.anyProof {
+		v.ProofPeriod, v.ProofPeriodKnown = p.proofPeriod(env), true
+	}
+	return v
+}
+
+// proofPeriod is how stale the store gets, healthy and quiet, before a
+// bookmark proves it fresh again. With freshness reads on its own
+// connection, a bookmark proves the store fresh as of the read before it,
+// so the period follows from the cadence: a bookmark period, the read's
+// lead, a probe interval and its jitter, and a few seconds of slack.
+// Otherwise it is learned: the highest healthy peak of the last 30
+// minutes (0 when only events proved freshness).
+func (p *Proof) proofPeriod(env Env) time.Duration {
+	if env.OwnReads && env.Watch.Bookmarks() {
+		return env.Watch.Cadence() + FreshenLead + env.ProbeInterval*11/10 + 5*time.Second
+	}
+	var d time.Duration
+	for _, pk := range p.peaks {
+		if env.Now.Sub(pk.at) <= proofMemory {
+			d = max(d, pk.peak)
+		}
+	}
+	return d
+}
+
+// Fresh returns when the store was last proven fresh (zero: never), for
+// deciding whether a freshness read is worth sending.
+func (p *Proof) Fresh() time.Time { return p.fresh }
+
+// RV returns the highest RV the store holds (0: unknown).
+func (p *Proof) RV() uint64 { return p.rv }
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// DeliveryLag returns the delay of an event at rv that reached the store
+// at now, as a lower bound: now minus the answer of the first head sample
+// that saw rv (the commit came before it), or 0 when none did yet and the
+// latest sample was recent (the commit came after it). bounded is false
+// when the commit time is unknown (the samples around it were far apart:
+// the probes were failing) — say so, do not record 0; ok is false when the
+// space has no head at all.
+func DeliveryLag(sp *Space, rv uint64, now time.Time, probeInterval time.Duration) (lag time.Duration, bounded, ok bool) {
+	outage := 2*probeInterval + 5*time.Second
+	if bound, after, found := sp.Timeline.CommitBound(rv); found {
+		if after.IsZero() || bound.Sub(after) <= outage {
+			return max(0, now.Sub(bound)), true, true
+		}
+		return 0, false, true
+	}
+	age, known := sp.HeadAge(now)
+	if !known {
+		return 0, false, false
+	}
+	return 0, age <= outage, true
+}
+
+// CommittedBy returns a time by which rv was committed: the answer of the
+// first head sample that saw it, or known, a time already known to follow
+// the commit, if that is earlier. ok is false when the space has no current
+// head (no head probe, or it has not answered lately).
+func CommittedBy(sp *Space, rv uint64, known, now time.Time) (time.Time, bool) {
+	if age, ok := sp.HeadAge(now); !ok || age > sp.UnknownAfter() {
+		return time.Time{}, false
+	}
+	if bound, _, ok := sp.Timeline.CommitBound(rv); ok && bound.Before(known) {
+		return bound, true
+	}
+	return known, true
+}
+
+// Reset forgets everything proven: the informer's resource moved to
+// another RV space, against whose head nothing was proven yet.
+func (p *Proof) Reset() { *p = Proof{opaque: p.opaque, peaks: p.peaks} }
