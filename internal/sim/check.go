@@ -114,6 +114,9 @@ type Checker struct {
 
 // NewChecker returns a checker of h's scrapes; start is when h began.
 func NewChecker(h *History, start time.Time) *Checker {
+	hc := *h
+	hc.Setup.defaults()
+	h = &hc
 	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, restores: map[string]int{}}
 }
 
@@ -154,7 +157,12 @@ func (c *Checker) Check(s Scrape) {
 		fresh := s.At
 		missing := 0
 		reverted := false
-		allLive, allBookmarks := true, true
+		allLive, allBookmarks, lostHistory := true, true, false
+		etcd := r.Etcd
+		if etcd == "" {
+			etcd = "main"
+		}
+		restored := c.lastRestore(etcd, since)
 		liveFor := time.Duration(1 << 62)
 		for _, it := range truth.Informers {
 			if it.Fresh.Before(fresh) {
@@ -170,6 +178,10 @@ func (c *Checker) Check(s Scrape) {
 			}
 			liveFor = min(liveFor, s.At.Sub(c.liveSince[key]))
 			allBookmarks = allBookmarks && it.Bookmarks
+			lostHistory = lostHistory || it.LostHistory
+			// a store that has not listed since a restore may hold objects
+			// of the lost history: nothing proves it fresh until it lists
+			lostHistory = lostHistory || (restored >= 0 && it.ListedAt.Before(c.start.Add(restored)))
 		}
 		if !allLive {
 			liveFor = 0
@@ -203,7 +215,7 @@ func (c *Checker) Check(s Scrape) {
 			}
 		}
 		// a healthy resource's staleness saws at most healthyProof above the truth
-		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks && c.sawtoothBounded()
+		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks && c.sawtoothBounded() && !lostHistory
 		if healthy && sig.StalenessOK {
 			excess := time.Duration(sig.Staleness*float64(time.Second)) - truthStale
 			c.Excess = max(c.Excess, excess)
@@ -232,7 +244,7 @@ func (c *Checker) Check(s Scrape) {
 		// bookmark period, where the exporter can know: its informers read
 		// consistently on their own connection before each bookmark, the
 		// canary writes the resource, or the watch went silent
-		if sig.LagOK && sig.Lag == 0 && truthStale > time.Duration(max(75, sig.BookmarkPeriod+15)*float64(time.Second)) && c.lagProvable(r) {
+		if sig.LagOK && sig.Lag == 0 && truthStale > time.Duration(max(75, sig.BookmarkPeriod+15)*float64(time.Second)) && c.lagProvable(r) && !(lostHistory && c.h.Setup.Canary == "") {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
 		// no lag above the SLO while nothing has been missing for a while
@@ -240,24 +252,20 @@ func (c *Checker) Check(s Scrape) {
 		if missing > 0 {
 			c.missingAt[name] = s.At
 		}
-		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 0 && s.At.Sub(c.missingAt[name]) > 2*time.Minute {
+		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 2*time.Minute && s.At.Sub(c.missingAt[name]) > 2*time.Minute {
 			c.fail(s.At, name, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
 		}
 		// a regression counted only when history was lost
-		etcd := r.Etcd
-		if etcd == "" {
-			etcd = "main"
-		}
 		if int(sig.Regressions) > c.restores[etcd] {
 			c.fail(s.At, name, "regression without restore", "%.0f regressions counted, %d restores of etcd %q", sig.Regressions, c.restores[etcd], etcd)
 		}
 		// back in the healthy range after the faults
 		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 && truth.Exists {
 			var bad []string
-			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV {
+			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) {
 				bad = append(bad, "state "+sig.State)
 			}
-			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
+			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
 				bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, truthStale.Seconds()))
 			}
 			if sig.LagOK && sig.Lag > lagSLO {
@@ -290,6 +298,9 @@ func (c *Checker) blind(now, restored time.Time) bool {
 func (c *Checker) lagProvable(r Watched) bool {
 	if c.h.Setup.Canary == r.Name() {
 		return true
+	}
+	if r.NoBookmarks {
+		return false // a cache that stopped following etcd looks like a quiet resource
 	}
 	if c.h.Setup.NoFreshnessReads {
 		return false
@@ -325,6 +336,22 @@ func (c *Checker) faultsBefore(now time.Time) bool {
 		}
 	}
 	return false
+}
+
+// lastRestore returns when the latest restore of etcd before since began
+// (since the history's start), or -1.
+func (c *Checker) lastRestore(etcd string, since time.Duration) time.Duration {
+	last := time.Duration(-1)
+	for _, f := range c.h.Faults {
+		e := f.Etcd
+		if e == "" {
+			e = "main"
+		}
+		if f.Kind == Restore && e == etcd && f.Start <= since {
+			last = max(last, f.Start)
+		}
+	}
+	return last
 }
 
 func (c *Checker) countRestores(etcd string, since time.Duration) int {

@@ -149,9 +149,14 @@ type InformerTruth struct {
 	// Live: its watch is open on a server that is up, over a connection
 	// that is not frozen; Bookmarks: that watch gets bookmarks.
 	Live, Bookmarks bool
+	// LostHistory: the watch cache serving it holds a history etcd lost (a
+	// restore its API server has not seen): its RV is of another history.
+	LostHistory bool
 	// Last is when it last consumed anything; RV, the revision of it.
 	Last time.Time
 	RV   uint64
+	// ListedAt is when it last completed a list.
+	ListedAt time.Time
 	// Pending counts the watch events it consumed that its store has not
 	// applied yet (its handlers not yet told), and AppliedRV is the
 	// revision of the last one applied: the truth of its queue, for an
@@ -400,15 +405,17 @@ func (w *World) scrape() {
 				if in.Embedded {
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), stores[r.Name()][i]), s.At)
 					if v := tx.View(in.Host, r.Name()); v != nil {
-						it.Last, it.RV = v.Last, v.RV
+						it.Last, it.RV, it.ListedAt = v.Last, v.RV, v.ListedAt
 					}
 				} else if v := tx.View(in.Host, r.Name()); v != nil {
+					it.ListedAt = v.ListedAt
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(v, s.At)
 					it.Last, it.RV = v.Last, v.RV
 				} else {
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(&model.View{Resource: r.Name()}, s.At)
 				}
 				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
+				it.LostHistory = tx.LostHistory(in.Host, r.Name())
 				if v := tx.View(in.Host, r.Name()); v != nil && in.SlowStore > 0 {
 					n := int(w.notified[w.Informers[r.Name()][i]].Load())
 					it.Pending = max(0, len(v.Events)-n)

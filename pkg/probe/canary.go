@@ -81,6 +81,7 @@ type canaryState struct {
 	seenBy        []*informer // the informers that delivered seenRV
 	proofs        map[*informer]time.Time
 	reached       map[*informer]uint64 // the highest canary RV each informer's store holds
+	expired       uint64               // the highest RV of a write no informer delivered by the deadline
 	lastDelivered time.Time
 }
 
@@ -122,13 +123,13 @@ func (c *canaryState) wrote(rv uint64, sent time.Time) (historyLost bool) {
 func (c *canaryState) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.written, c.seenRV, c.seenAt, c.seenBy, c.recent, c.proofs, c.reached = 0, 0, time.Time{}, nil, nil, nil, nil
+	c.written, c.seenRV, c.seenAt, c.seenBy, c.recent, c.proofs, c.reached, c.expired = 0, 0, time.Time{}, nil, nil, nil, nil, 0
 }
 
 // forgetLocked drops the memory of a lost history above rv: its pending
 // writes are lost (they will never be delivered).
 func (c *canaryState) forgetLocked(rv uint64) {
-	c.written, c.seenRV, c.seenAt, c.seenBy, c.recent, c.proofs, c.reached = 0, 0, time.Time{}, nil, nil, nil, nil
+	c.written, c.seenRV, c.seenAt, c.seenBy, c.recent, c.proofs, c.reached, c.expired = 0, 0, time.Time{}, nil, nil, nil, nil, 0
 	kept := c.pending[:0]
 	for _, w := range c.pending {
 		if w.rv > rv {
@@ -212,6 +213,9 @@ func (c *canaryState) overdue(in *informer, now time.Time, age time.Duration) ui
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var rv uint64
+	if c.expired > c.reached[in] {
+		rv = c.expired
+	}
 	for _, w := range append(c.pending, c.recent...) {
 		if now.Sub(w.sent) > age && w.rv > c.reached[in] {
 			rv = max(rv, w.rv)
@@ -244,6 +248,7 @@ func (c *canaryState) expire(now time.Time, deadline time.Duration) int {
 	for _, w := range c.pending {
 		if now.Sub(w.sent) > deadline {
 			n++
+			c.expired = max(c.expired, w.rv)
 			continue
 		}
 		kept = append(kept, w)

@@ -201,7 +201,10 @@ func (m *Monitor) settle(sp *space, v proof.Verdict) {
 		warn(sp.log, "a resource answers the head probe from another etcd (or with resource versions that are not integers): it now has an RV space of its own (configure `space` for it to make this explicit)", "resource", src.resource)
 		m.split(src)
 	}
-	if v.Regressed {
+	switch {
+	case v.Regressed && v.Known:
+		sp.log.Info("head resource version went back to etcd's history after a loss a write proved; history reset")
+	case v.Regressed:
 		warn(sp.log, "head resource version went backwards (etcd restored?); history reset")
 		m.regressed(sp)
 	}

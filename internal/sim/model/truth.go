@@ -19,8 +19,10 @@ type View struct {
 	Store map[string]*Write
 	// RV is the revision of the last event, bookmark or list consumed.
 	RV uint64
-	// Listed is whether a list (or watch-list) completed.
-	Listed bool
+	// Listed is whether a list (or watch-list) completed; ListedAt, when
+	// the latest did.
+	Listed   bool
+	ListedAt time.Time
 	// Last is when the client last consumed an event, a bookmark or a
 	// list; LastBookmark, a bookmark.
 	Last, LastBookmark time.Time
@@ -71,7 +73,7 @@ func bookmarkEffect(host, res string, rev uint64) effect {
 func listEffect(host, res string, snapshot map[string]*Write, rev uint64) effect {
 	return func(c *Cluster, t time.Time) {
 		v := c.viewLocked(host, res)
-		v.Store, v.RV, v.Last, v.Listed = snapshot, rev, t, true
+		v.Store, v.RV, v.Last, v.Listed, v.ListedAt = snapshot, rev, t, true, t
 	}
 }
 
@@ -188,4 +190,16 @@ func (tx *Tx) StoreView(res string, held map[string]string) *View {
 		}
 	}
 	return v
+}
+
+// LostHistory reports whether the watch cache behind the connection of host
+// for res holds a history etcd lost: it was restored from a backup and the
+// cache, not restarted, is past etcd's revision.
+func (tx *Tx) LostHistory(host, res string) bool {
+	cn := tx.c.conns[host]
+	if cn == nil || cn.server == nil {
+		return false
+	}
+	wc := cn.server.caches[res]
+	return wc != nil && wc.pos > wc.res.etcd.rev
 }

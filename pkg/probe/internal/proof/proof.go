@@ -25,11 +25,19 @@ import "time"
 //
 // An RV proves nothing once it turns out to be of another history than its
 // space's (a head or a write after it saw a lower revision) or of an
-// earlier epoch (the space was restored): what it proved is withdrawn.
+// earlier epoch (the space was restored): what it proved is withdrawn. And
+// after a restore, a store that has not listed since may still hold
+// objects of the lost history (a watch cache that kept the lost history
+// and later resumed past etcd's revision delivers the new history on top of
+// it): it proves nothing until it lists again.
 type Proof struct {
 	rv        uint64
 	rvAt      time.Time
 	epoch     uint64
+	listEpoch uint64 // the space's epoch at the informer's latest list
+	listed    bool
+	listAt    time.Time // when the latest list completed
+	listRV    uint64
 	opaque    bool
 	fresh     time.Time // the store provably held everything committed by then
 	freshAtRV time.Time // fresh when rv was observed
@@ -131,6 +139,7 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	}
 	p.sync(env)
 	p.observe(rv, env)
+	p.listEpoch, p.listed, p.listAt, p.listRV = env.Space.Epoch(), true, env.Now, rv
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
 	p.anyProof, p.lag, p.lagAt, p.behind, p.read = false, 0, env.Now, false, nil
@@ -222,7 +231,7 @@ func (p *Proof) refresh(bookmark bool, env Env) {
 // period when it was healthy: the watch gave a sign of life at its cadence
 // and the head was known all along.
 func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
-	if !at.After(p.fresh) {
+	if !at.After(p.fresh) || p.unlisted(env) {
 		return
 	}
 	if bookmark && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) {
@@ -234,10 +243,26 @@ func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
 	p.fresh, p.anyProof = at, true
 }
 
+// unlisted reports whether the space was restored since the informer last
+// listed: its store may hold objects of the lost history.
+func (p *Proof) unlisted(env Env) bool {
+	sp := env.Space
+	if !p.listed || p.listEpoch == sp.Epoch() {
+		return false
+	}
+	// a list between the restore and its detection may be of the new
+	// history already (the API servers restarted and the informer relisted
+	// before a probe saw the head go back)
+	return !(p.listEpoch+1 == sp.Epoch() && sp.OfNewHistory(p.listAt, p.listRV))
+}
+
 // ahead reports whether the informer's RV is of another history than its
 // space's: samples or writes requested after it arrived saw lower
-// revisions.
+// revisions, or the store has not listed since a restore.
 func (p *Proof) ahead(env Env) bool {
+	if p.unlisted(env) {
+		return true
+	}
 	if p.rv == 0 {
 		return false
 	}
@@ -284,6 +309,11 @@ func (p *Proof) Snapshot(env Env) Values {
 	}
 	v.RV, v.RVKnown = rv, rv != 0
 	v.Ahead = p.ahead(env)
+	if p.unlisted(env) && rv == 0 {
+		fresh := p.fresh
+		v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
+		return v
+	}
 	fresh := p.fresh
 	lost, _ := sp.HistoryLost()
 	switch {

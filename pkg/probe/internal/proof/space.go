@@ -49,11 +49,26 @@ type Space struct {
 	suspect *held          // the reference's lower sample, not yet settled
 	low     map[int32]held // other sources' lower samples, not yet settled
 	backoff map[int32]backoff
+	// contradicted counts, per source, the times the reference contradicted
+	// its samples while the reference's head moved on: a source is foreign
+	// only after foreignAfter such, not after one (API servers' watch caches
+	// frozen at different revisions of a history etcd lost contradict each
+	// other too, but none of them moves)
+	contradicted map[int32]int
+	refMoved     uint64 // the reference head at the latest contradiction
 
 	// lostWrite is the RV of the write that proved the history lost, until
 	// a write lands above the reads again: one loss, counted once.
 	lostWrite uint64
 	lostAt    time.Time
+	known     bool // the latest regression followed a loss a write proved
+	// ended is the latest sample of the history the latest regression left
+	// behind: a list completed after it at an RV below it is of the new
+	// history (one etcd's revision never goes back within a history)
+	ended struct {
+		recv time.Time
+		head uint64
+	}
 	writes    [32]write // the latest writes, a ring
 	nWrites   int
 
@@ -71,7 +86,12 @@ type held struct {
 	rv         uint64
 	sent, recv time.Time
 	samples    int
+	refHead    uint64 // the reference's head when it was held
 }
+
+// foreignAfter is how many contradictions, with the reference moving on
+// between them, make a source foreign.
+const foreignAfter = 2
 
 type backoff struct{ skip, failures int }
 
@@ -86,7 +106,7 @@ const refFailover = 3
 // NewSpace returns a space whose timeline holds capacity runs, probed
 // every interval.
 func NewSpace(capacity int, base time.Time, interval time.Duration) *Space {
-	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, backoff: map[int32]backoff{}, interval: interval}
+	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, backoff: map[int32]backoff{}, contradicted: map[int32]int{}, interval: interval}
 }
 
 // UnknownAfter is how old the latest head probe may get before the head is
@@ -109,6 +129,7 @@ func (s *Space) RemoveSource(id int32) {
 	s.sources = slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })
 	delete(s.low, id)
 	delete(s.backoff, id)
+	delete(s.contradicted, id)
 	if s.ref == id {
 		s.ref, s.refFails = -1, 0
 		if len(s.sources) > 0 {
@@ -168,6 +189,9 @@ type Verdict struct {
 	// Regressed: the head went back (etcd restored from a backup); the
 	// timeline restarted and a new epoch began.
 	Regressed bool
+	// Known: the regression is the reads catching up with a loss a write
+	// proved before (counted then).
+	Known bool
 }
 
 // Sample settles a read of source id requested at sent and answered at
@@ -199,10 +223,12 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 		s.refFails = 0
 	}
 	if !integer {
-		if id == s.ref {
-			s.opaque = true
+		if _, _, had := s.Timeline.Latest(); id == s.ref && !had {
+			s.opaque = true // an extension API server's space
 			return v
 		}
+		// a source of a space of integers answering with something else
+		// (one that took over the reference after failures, too)
 		return s.foreign(v, id)
 	}
 	if id == s.ref {
@@ -211,15 +237,22 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 	latest, latestRecv, has := s.Timeline.Latest()
 	switch {
 	case !has || rv >= latest:
-		s.Timeline.Add(sent, recv, rv, id)
+		if id == s.ref {
+			s.Timeline.Add(sent, recv, rv, id)
+		} else {
+			s.Timeline.AddProvisional(sent, recv, rv, id)
+		}
 		v.Accepted = true
 		if id == s.ref {
 			s.suspect = nil
 			// the reference is back or still at its etcd's head: lower
-			// samples of others, taken before, came from other etcds
+			// samples of others, taken before, contradict it
 			for src, l := range s.low {
 				if l.recv.Before(sent) {
-					v = s.foreign(v, src)
+					delete(s.low, src)
+					if rv > l.refHead {
+						v = s.contradict(v, src, rv)
+					}
 				}
 			}
 		}
@@ -227,10 +260,13 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 		return v // begun before the latest answer came: an older snapshot
 	case id == s.ref:
 		// the reference saw less than a head answered before it was asked
-		if src, sole := s.Timeline.SoleSourceAbove(rv); sole && src != s.ref {
-			// every head above came from one other source: that one is foreign
+		if src, provisional, sole := s.Timeline.SoleSourceAbove(rv); sole && provisional && src != s.ref {
+			// every head above came from one other source: drop them; that
+			// source is foreign once the reference moved on between two
 			s.Timeline.TruncateAbove(rv)
-			v = s.foreign(v, src)
+			if s.refOK && rv > s.refHead || s.contradicted[src] == 0 {
+				v = s.contradict(v, src, rv)
+			}
 			s.Timeline.Add(sent, recv, rv, id)
 			v.Accepted = true
 			return v
@@ -251,18 +287,33 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 		}
 		s.regress()
 		s.Timeline.Add(sent, recv, rv, id)
-		v.Accepted, v.Regressed = true, true
+		v.Accepted, v.Regressed, v.Known = true, true, s.known
 	default:
 		// another source saw less than the head: a restore (the reference
 		// will see it too) or another etcd; its next sample tells
 		if s.suspect != nil {
 			s.regress()
 			s.Timeline.Add(sent, recv, rv, id)
-			v.Accepted, v.Regressed = true, true
+			v.Accepted, v.Regressed, v.Known = true, true, s.known
 			return v
 		}
 		l := s.low[id]
-		s.low[id] = held{rv: rv, sent: sent, recv: recv, samples: l.samples + 1}
+		s.low[id] = held{rv: rv, sent: sent, recv: recv, samples: l.samples + 1, refHead: latest}
+	}
+	return v
+}
+
+// contradict counts a contradiction of source id by the reference at head
+// rv, and names it foreign at the foreignAfter-th with the reference's head
+// moving on in between.
+func (s *Space) contradict(v Verdict, id int32, rv uint64) Verdict {
+	if s.contradicted[id] > 0 && rv <= s.refMoved {
+		return v
+	}
+	s.contradicted[id]++
+	s.refMoved = rv
+	if s.contradicted[id] >= foreignAfter {
+		return s.foreign(v, id)
 	}
 	return v
 }
@@ -274,6 +325,19 @@ func (s *Space) foreign(v Verdict, id int32) Verdict {
 }
 
 func (s *Space) regress() {
+	s.known = s.lostWrite != 0
+	if s.known {
+		// the reads catch up with a loss a write proved, and counted, before:
+		// the samples since came from watch caches of the lost history
+		s.Timeline.Reset()
+		s.suspect = nil
+		clear(s.low)
+		s.refHead, s.refOK = 0, false
+		return
+	}
+	if head, recv, ok := s.Timeline.Latest(); ok {
+		s.ended.head, s.ended.recv = head, recv
+	}
 	s.Timeline.Reset()
 	s.epoch++
 	s.suspect = nil
@@ -298,8 +362,8 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		if s.lostWrite != 0 {
 			return false
 		}
-		s.lostWrite, s.lostAt = rv, sent
 		s.regress()
+		s.lostWrite, s.lostAt = rv, sent
 		return true
 	case ok && rv > head && sent.After(recv):
 		s.lostWrite = 0 // a write above the reads: they share its history again
@@ -343,6 +407,13 @@ func (s *Space) GapSince(t, now time.Time) bool {
 // history etcd lost (read samples then prove no cache fresh), and since
 // when.
 func (s *Space) HistoryLost() (bool, time.Time) { return s.lostWrite != 0, s.lostAt }
+
+// OfNewHistory reports whether a list completed at at with RV rv, in the
+// epoch before the current one, was of the history the space went back to:
+// completed after the old history's latest sample, below its head.
+func (s *Space) OfNewHistory(at time.Time, rv uint64) bool {
+	return !s.ended.recv.IsZero() && at.After(s.ended.recv) && rv < s.ended.head
+}
 
 // Epoch counts the restores the space went through: an RV observed in an
 // earlier epoch belongs to a lost history.

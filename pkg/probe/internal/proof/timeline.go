@@ -15,6 +15,9 @@ type run struct {
 	lastRecv  time.Duration
 	source    int32 // the source of every sample of the run, or Mixed
 	samples   int
+	// provisional: every sample of the run came from a source that was not
+	// its space's reference when it answered
+	provisional bool
 }
 
 // Mixed marks a run seen by more than one source.
@@ -55,6 +58,17 @@ func (tl *Timeline) at(i int) *run { return &tl.buf[(tl.start+i)%len(tl.buf)] }
 // that saw head rv. A head below the latest is ignored: the space decides
 // what a lower head means before it adds a sample.
 func (tl *Timeline) Add(sent, recv time.Time, rv uint64, source int32) {
+	tl.add(sent, recv, rv, source, false)
+}
+
+// AddProvisional records a sample of a source that is not its space's
+// reference: the reference may contradict it later (see
+// ProvisionalAbove).
+func (tl *Timeline) AddProvisional(sent, recv time.Time, rv uint64, source int32) {
+	tl.add(sent, recv, rv, source, true)
+}
+
+func (tl *Timeline) add(sent, recv time.Time, rv uint64, source int32, provisional bool) {
 	s, r := sent.Sub(tl.base), recv.Sub(tl.base)
 	tl.adds++
 	if tl.n > 0 {
@@ -66,6 +80,7 @@ func (tl *Timeline) Add(sent, recv time.Time, rv uint64, source int32) {
 			if last.source != source {
 				last.source = Mixed
 			}
+			last.provisional = last.provisional && provisional
 			return
 		case rv < last.rv:
 			return
@@ -76,7 +91,7 @@ func (tl *Timeline) Add(sent, recv time.Time, rv uint64, source int32) {
 		tl.n--
 		tl.dropped++
 	}
-	*tl.at(tl.n) = run{rv: rv, firstRecv: r, lastSent: s, lastRecv: r, source: source, samples: 1}
+	*tl.at(tl.n) = run{rv: rv, firstRecv: r, lastSent: s, lastRecv: r, source: source, samples: 1, provisional: provisional}
 	tl.n++
 }
 
@@ -142,19 +157,22 @@ func (tl *Timeline) Below(rv uint64, after time.Time) int {
 }
 
 // SoleSourceAbove reports the one source that saw every head above rv, if
-// one source alone did.
-func (tl *Timeline) SoleSourceAbove(rv uint64) (int32, bool) {
+// one source alone did; provisional, whether it was not the reference for
+// any of them.
+func (tl *Timeline) SoleSourceAbove(rv uint64) (src int32, provisional, ok bool) {
 	i := tl.search(func(s *run) bool { return s.rv > rv })
 	if i == tl.n {
-		return 0, false
+		return 0, false, false
 	}
-	src := tl.at(i).source
+	src, provisional = tl.at(i).source, true
 	for j := i; j < tl.n; j++ {
-		if s := tl.at(j).source; s != src || s == Mixed {
-			return 0, false
+		s := tl.at(j)
+		if s.source != src || s.source == Mixed {
+			return 0, false, false
 		}
+		provisional = provisional && s.provisional
 	}
-	return src, true
+	return src, provisional, true
 }
 
 // TruncateAbove drops every head above rv.

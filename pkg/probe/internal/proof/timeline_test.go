@@ -81,14 +81,14 @@ func TestTimelineSources(t *testing.T) {
 	tl.Add(sec(0), sec(0), 100, 0)
 	tl.Add(sec(5), sec(5), 200, 1)
 	tl.Add(sec(10), sec(10), 300, 1)
-	if src, ok := tl.SoleSourceAbove(150); !ok || src != 1 {
+	if src, _, ok := tl.SoleSourceAbove(150); !ok || src != 1 {
 		t.Errorf("soleSourceAbove(150) = %d, %v; want 1", src, ok)
 	}
-	if _, ok := tl.SoleSourceAbove(50); ok {
+	if _, _, ok := tl.SoleSourceAbove(50); ok {
 		t.Error("soleSourceAbove(50): two sources saw heads above 50")
 	}
 	tl.Add(sec(15), sec(15), 300, 0) // a second source sees 300 too
-	if _, ok := tl.SoleSourceAbove(250); ok {
+	if _, _, ok := tl.SoleSourceAbove(250); ok {
 		t.Error("soleSourceAbove(250): the run of 300 was seen by two sources")
 	}
 	tl.TruncateAbove(150)

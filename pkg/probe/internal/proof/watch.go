@@ -196,10 +196,12 @@ func (w *Watch) Silence(now time.Time) (time.Duration, bool) {
 }
 
 // Silent reports whether the watch has been silent longer than its
-// cadence allows: what it holds may lack everything committed since.
+// cadence allows (a list cycle under way, too: until it completes, the
+// store lacks what was committed since): what it holds may lack
+// everything committed since.
 func (w *Watch) Silent(now time.Time) bool {
 	s, ok := w.Silence(now)
-	return ok && !w.listing && s > w.Cadence()+silentSlack
+	return ok && s > w.Cadence()+silentSlack
 }
 
 // StalledSince reports whether the watch was silent longer than its
