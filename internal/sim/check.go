@@ -157,7 +157,7 @@ func (c *Checker) Check(s Scrape) {
 		fresh := s.At
 		missing := 0
 		reverted := false
-		allLive, allBookmarks, lostHistory := true, true, false
+		allLive, allBookmarks, lostHistory := true, true, truth.CachesLost
 		etcd := r.Etcd
 		if etcd == "" {
 			etcd = "main"
@@ -170,13 +170,13 @@ func (c *Checker) Check(s Scrape) {
 			}
 			missing += it.Missing
 			key := name + "/" + it.Host
-			if !it.Live {
+			if !it.Live || !it.Following {
 				delete(c.liveSince, key)
 				allLive = false
 			} else if _, ok := c.liveSince[key]; !ok {
 				c.liveSince[key] = s.At
 			}
-			liveFor = min(liveFor, s.At.Sub(c.liveSince[key]))
+			liveFor = min(liveFor, s.At.Sub(c.liveSince[key]), s.At.Sub(it.Disrupted))
 			allBookmarks = allBookmarks && it.Bookmarks
 			lostHistory = lostHistory || it.LostHistory
 			// a store that has not listed since a restore may hold objects
@@ -244,7 +244,7 @@ func (c *Checker) Check(s Scrape) {
 		// bookmark period, where the exporter can know: its informers read
 		// consistently on their own connection before each bookmark, the
 		// canary writes the resource, or the watch went silent
-		if sig.LagOK && sig.Lag == 0 && truthStale > time.Duration(max(75, sig.BookmarkPeriod+15)*float64(time.Second)) && c.lagProvable(r) && !(lostHistory && c.h.Setup.Canary == "") {
+		if sig.LagOK && sig.Lag == 0 && truthStale > time.Duration(max(75, sig.BookmarkPeriod+15)*float64(time.Second)) && c.lagProvable(r) && !(lostHistory && restored >= 0 && c.blind(s.At, c.start.Add(restored))) {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
 		// no lag above the SLO while nothing has been missing for a while
@@ -283,9 +283,29 @@ func (c *Checker) Check(s Scrape) {
 // a canary that is at most a canary interval, a write's round trip and a
 // probe (see README "Failure modes": etcd restored); without one, nothing
 // tells until the API servers restart and the informers relist.
+//
+// A restore is unknowable for good when no canary write can land below
+// what was read: the canary's resource is not served then, or the cluster
+// writes past the lost revisions faster than the canary writes (a restore
+// of a few seconds of a busy cluster's history).
 func (c *Checker) blind(now, restored time.Time) bool {
 	if c.h.Setup.Canary == "" {
 		return true
+	}
+	at := restored.Sub(c.start)
+	for _, f := range c.h.Faults {
+		switch {
+		case f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary && f.Start <= at && at < f.End()+c.h.Setup.CanaryInterval:
+			return true
+		case f.Kind == Restore && f.Start == at.Round(time.Second) || f.Kind == Restore && f.Start <= at && at < f.Start+time.Second:
+			rate := c.h.Background
+			for _, l := range c.h.Loads {
+				rate += l.Rate
+			}
+			if rate > 0 && time.Duration(float64(f.Back)/rate*float64(time.Second)) < c.h.Setup.CanaryInterval+5*time.Second {
+				return true
+			}
+		}
 	}
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
 	return now.Sub(restored) <= window

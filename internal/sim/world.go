@@ -132,8 +132,11 @@ type Scrape struct {
 // ResourceTruth is what is true of a watched resource at a scrape.
 type ResourceTruth struct {
 	// Exists: the API serves the resource (a CRD not deleted).
-	Exists    bool
-	Informers []InformerTruth
+	Exists bool
+	// CachesLost: some watch cache of a resource of its etcd serves a
+	// history etcd lost: reads of the etcd's head may come from it.
+	CachesLost bool
+	Informers  []InformerTruth
 }
 
 // InformerTruth is what is true of one informer at a scrape.
@@ -152,6 +155,11 @@ type InformerTruth struct {
 	// LostHistory: the watch cache serving it holds a history etcd lost (a
 	// restore its API server has not seen): its RV is of another history.
 	LostHistory bool
+	// Following: the watch cache serving it follows etcd without delay.
+	Following bool
+	// Disrupted is when its path (connection, server, watch cache) was last
+	// disrupted.
+	Disrupted time.Time
 	// Last is when it last consumed anything; RV, the revision of it.
 	Last time.Time
 	RV   uint64
@@ -399,7 +407,11 @@ func (w *World) scrape() {
 	}
 	w.Cluster.Do(func(tx *model.Tx) {
 		for _, r := range w.Setup.Resources {
-			rt := ResourceTruth{Exists: tx.Exists(r.Name())}
+			etcd := r.Etcd
+			if etcd == "" {
+				etcd = model.MainEtcd
+			}
+			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd)}
 			for i, in := range r.Informers {
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
 				if in.Embedded {
@@ -416,6 +428,8 @@ func (w *World) scrape() {
 				}
 				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
 				it.LostHistory = tx.LostHistory(in.Host, r.Name())
+				it.Following = tx.Following(in.Host, r.Name())
+				it.Disrupted = tx.Disrupted(in.Host, r.Name())
 				if v := tx.View(in.Host, r.Name()); v != nil && in.SlowStore > 0 {
 					n := int(w.notified[w.Informers[r.Name()][i]].Load())
 					it.Pending = max(0, len(v.Events)-n)

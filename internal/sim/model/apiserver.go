@@ -14,6 +14,8 @@ type APIServer struct {
 	caches map[string]*watchCache
 	// latency is added to every response and watch event it sends.
 	latency time.Duration
+	// disrupted is when it last stopped, started or changed its latency
+	disrupted time.Time
 }
 
 // Up reports whether the server serves.
@@ -29,6 +31,7 @@ func (tx *Tx) Stop(i int) {
 	}
 	s.up = false
 	t := now()
+	s.disrupted = t
 	for _, wc := range s.caches {
 		wc.closeAll(t, errConnReset)
 	}
@@ -49,6 +52,7 @@ func (tx *Tx) Start(i int) {
 	}
 	s.up = true
 	t := now()
+	s.disrupted = t
 	for name, r := range tx.c.resources {
 		if r.exists {
 			s.caches[name] = newWatchCache(s, r, t)
@@ -58,7 +62,10 @@ func (tx *Tx) Start(i int) {
 
 // SetServerLatency makes API server i answer, and deliver watch events,
 // d late.
-func (tx *Tx) SetServerLatency(i int, d time.Duration) { tx.c.servers[i].latency = d }
+func (tx *Tx) SetServerLatency(i int, d time.Duration) {
+	s := tx.c.servers[i]
+	s.latency, s.disrupted = d, now()
+}
 
 // StickCache makes the watch cache of resource res on server i stop
 // following etcd (stuck is true) or catch up again (false). A stuck cache
@@ -69,7 +76,7 @@ func (tx *Tx) StickCache(i int, res string, stuck bool) {
 	if wc == nil || wc.stuck == stuck {
 		return
 	}
-	wc.stuck = stuck
+	wc.stuck, wc.disrupted = stuck, now()
 	if !stuck {
 		wc.catchUp(now())
 	}
@@ -98,10 +105,11 @@ type watchCache struct {
 	floor uint64
 	// last is the latest write of each key it applied (a delete too): the
 	// objects it holds, and what a list from it tells a client.
-	last     map[string]*Write
-	window   []*Write
-	stuck    bool
-	watchers []*watcher
+	last      map[string]*Write
+	window    []*Write
+	stuck     bool
+	disrupted time.Time // when it last got stuck or caught up
+	watchers  []*watcher
 }
 
 func newWatchCache(s *APIServer, r *Resource, t time.Time) *watchCache {

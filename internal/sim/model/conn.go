@@ -25,6 +25,9 @@ type conn struct {
 	// resource
 	only    string
 	streams []*stream
+	// disrupted is when the connection was last frozen, thawed, dropped
+	// or slowed
+	disrupted time.Time
 }
 
 var errConnReset = errors.New("read: connection reset by peer")
@@ -91,7 +94,7 @@ func (tx *Tx) Freeze(host string, frozen, reset bool) {
 	if cn.frozen == frozen {
 		return
 	}
-	cn.frozen = frozen
+	cn.frozen, cn.disrupted = frozen, now()
 	if frozen {
 		cn.thaw = make(chan struct{})
 		for _, s := range cn.streams {
@@ -113,6 +116,7 @@ func (tx *Tx) Drop(host string) { tx.dropLocked(tx.c.connLocked(host)) }
 
 func (tx *Tx) dropLocked(cn *conn) {
 	t := now()
+	cn.disrupted = t
 	if cn.server != nil {
 		for _, wc := range cn.server.caches {
 			for _, wt := range wc.watchers {
@@ -127,7 +131,10 @@ func (tx *Tx) dropLocked(cn *conn) {
 
 // SetConnLatency delays every response and watch event on the connection
 // of host by d.
-func (tx *Tx) SetConnLatency(host string, d time.Duration) { tx.c.connLocked(host).latency = d }
+func (tx *Tx) SetConnLatency(host string, d time.Duration) {
+	cn := tx.c.connLocked(host)
+	cn.latency, cn.disrupted = d, now()
+}
 
 // Refuse answers every request but watches on the connection of host
 // (for resource res only, unless res is "") with HTTP status code (429,

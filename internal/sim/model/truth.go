@@ -139,6 +139,18 @@ func position(log []*entry, held *Write) int {
 	return 0
 }
 
+// Following reports whether the watch cache serving the informer of res
+// on the connection of host follows etcd without delay: not stuck, not of
+// a lost history, and nothing slows the connection or its server.
+func (tx *Tx) Following(host, res string) bool {
+	cn := tx.c.conns[host]
+	if cn == nil || cn.server == nil || cn.latency > 0 || cn.server.latency > 0 {
+		return false
+	}
+	wc := cn.server.caches[res]
+	return wc != nil && !wc.stuck && wc.pos <= wc.res.etcd.rev
+}
+
 // Live reports whether the informer of res on the connection of host has a
 // watch open on a server that is up, over a connection that is not
 // frozen, and whether that watch gets bookmarks.
@@ -202,4 +214,39 @@ func (tx *Tx) LostHistory(host, res string) bool {
 	}
 	wc := cn.server.caches[res]
 	return wc != nil && wc.pos > wc.res.etcd.rev
+}
+
+// Disrupted returns when the path of the informer of res on the connection
+// of host was last disrupted: its connection frozen, thawed, dropped or
+// slowed, its server stopped, started or slowed, its watch cache stuck or
+// caught up (zero: never).
+func (tx *Tx) Disrupted(host, res string) time.Time {
+	cn := tx.c.conns[host]
+	if cn == nil {
+		return time.Time{}
+	}
+	t := cn.disrupted
+	if s := cn.server; s != nil {
+		if s.disrupted.After(t) {
+			t = s.disrupted
+		}
+		if wc := s.caches[res]; wc != nil && wc.disrupted.After(t) {
+			t = wc.disrupted
+		}
+	}
+	return t
+}
+
+// CachesLost reports whether some watch cache, of any API server, of a
+// resource stored in etcd name holds a history etcd lost (a restore the
+// API server has not seen): reads answered from it come from that history.
+func (tx *Tx) CachesLost(name string) bool {
+	for _, s := range tx.c.servers {
+		for _, wc := range s.caches {
+			if wc.res.etcd.name == name && wc.pos > wc.res.etcd.rev {
+				return true
+			}
+		}
+	}
+	return false
 }
