@@ -231,13 +231,17 @@ func (c *Checker) Check(s Scrape) {
 			}
 		}
 		// no stall while there is nothing to watch
-		if since, ok := c.absent[name]; ok && s.At.Sub(since) > stallAfter && sig.SilenceOK {
+		disrupted := time.Time{}
+		for _, it := range truth.Informers {
+			disrupted = maxTime(disrupted, it.Disrupted)
+		}
+		if since, ok := c.absent[name]; ok && s.At.Sub(since) > stallAfter && sig.SilenceOK && disrupted.Before(since) {
 			if limit := max(3*sig.BookmarkPeriod, stallAfter.Seconds()); sig.Silence > limit {
 				c.fail(s.At, name, "stall while absent", "silence %.0fs > %.0fs while the resource has not been served for %s", sig.Silence, limit, s.At.Sub(since).Round(time.Second))
 			}
 		}
 		// the freshness proof period is the healthy sawtooth's height, not an incident's
-		if sig.ProofOK && c.sawtoothBounded() && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
+		if sig.ProofOK && c.sawtoothBounded() && c.quiet(s.At, 5*time.Minute) && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
 			c.fail(s.At, name, "proof period above the healthy sawtooth", "freshness proof period %.0fs > %s, the most a healthy resource's sawtooth reaches here", sig.ProofPeriod, healthyProof)
 		}
 		// RV lag never 0 while the store misses writes older than a
@@ -252,7 +256,7 @@ func (c *Checker) Check(s Scrape) {
 		if missing > 0 {
 			c.missingAt[name] = s.At
 		}
-		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 2*time.Minute && s.At.Sub(c.missingAt[name]) > 2*time.Minute {
+		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 2*time.Minute && s.At.Sub(c.missingAt[name]) > 2*time.Minute && !truth.CachesLost {
 			c.fail(s.At, name, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
 		}
 		// a regression counted only when history was lost
@@ -268,7 +272,7 @@ func (c *Checker) Check(s Scrape) {
 			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
 				bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, truthStale.Seconds()))
 			}
-			if sig.LagOK && sig.Lag > lagSLO {
+			if sig.LagOK && sig.Lag > lagSLO && !truth.CachesLost {
 				bad = append(bad, fmt.Sprintf("RV lag %.0f", sig.Lag))
 			}
 			if len(bad) > 0 {
@@ -297,6 +301,8 @@ func (c *Checker) blind(now, restored time.Time) bool {
 		switch {
 		case f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary && f.Start <= at && at < f.End()+c.h.Setup.CanaryInterval:
 			return true
+		case (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End():
+			return true // the canary cannot write while the restore is to be seen
 		case f.Kind == Restore && f.Start == at.Round(time.Second) || f.Kind == Restore && f.Start <= at && at < f.Start+time.Second:
 			rate := c.h.Background
 			for _, l := range c.h.Loads {
@@ -386,4 +392,11 @@ func (c *Checker) countRestores(etcd string, since time.Duration) int {
 		}
 	}
 	return n
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

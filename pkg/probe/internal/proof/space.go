@@ -37,6 +37,7 @@ type Space struct {
 	ref      int32 // the reference source; -1: none
 	refFails int
 	opaque   bool
+	integers bool // a source answered with an integer head once
 	epoch    uint64
 
 	// the latest head probe (not a freshness read) that answered: the head's age
@@ -69,8 +70,8 @@ type Space struct {
 		recv time.Time
 		head uint64
 	}
-	writes    [32]write // the latest writes, a ring
-	nWrites   int
+	writes  [32]write // the latest writes, a ring
+	nWrites int
 
 	interval time.Duration // of the head probe
 	gapEnded time.Time     // when a probe answered after the head was unknown
@@ -222,8 +223,11 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 	if id == s.ref {
 		s.refFails = 0
 	}
+	if integer {
+		s.integers = true
+	}
 	if !integer {
-		if _, _, had := s.Timeline.Latest(); id == s.ref && !had {
+		if id == s.ref && !s.integers {
 			s.opaque = true // an extension API server's space
 			return v
 		}
