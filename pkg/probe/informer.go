@@ -133,14 +133,14 @@ func (in *informer) watchFailed(err error) {
 // received on the wire at now. It reports whether the delta waits in the
 // queue until the store holds it.
 func (in *informer) received(obj metav1.Object, now time.Time, event bool) (queued bool) {
+	in.wireMu.Lock()
+	in.wire.Received(now, !event)
+	in.wireMu.Unlock()
 	rv, ok := proof.ParseRV(obj.GetResourceVersion())
 	if !ok {
 		in.markOpaque()
 		return false
 	}
-	in.wireMu.Lock()
-	in.wire.Received(now, !event)
-	in.wireMu.Unlock()
 	d := proof.Delta{At: now, RV: rv, Kind: proof.Bookmark}
 	if event {
 		d.Kind, d.Key, d.Canary = proof.Event, keyHash(obj.GetNamespace(), obj.GetName()), in.res.isCanary(obj.GetNamespace(), obj.GetName())

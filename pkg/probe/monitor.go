@@ -322,11 +322,7 @@ func (m *Monitor) Start(ctx context.Context) error {
 				})
 			}
 		}
-		for _, r := range m.resourceList() {
-			for _, in := range r.informerList() {
-				in.drainStore()
-			}
-		}
+		m.drainStores()
 		if !m.opts.NoFreshnessReads {
 			m.freshen(ctx, &wg)
 		}
@@ -337,6 +333,17 @@ func (m *Monitor) Start(ctx context.Context) error {
 			}
 			return ctx.Err()
 		case <-tick.C():
+		}
+	}
+}
+
+// drainStores drains, for every informer, what its store applied without
+// telling a handler (bookmarks, list ends), so that a quiet resource's
+// bookmark proves freshness without waiting for a notification.
+func (m *Monitor) drainStores() {
+	for _, r := range m.resourceList() {
+		for _, in := range r.informerList() {
+			in.drainStore()
 		}
 	}
 }

@@ -38,7 +38,7 @@ func TestOpaqueResourceVersions(t *testing.T) {
 	ilw := mon.instrument(tr, cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}))
 	inf := cache.NewSharedIndexInformer(ilw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	mon.observe(ilw.state, inf)
-	tr.space.addSource(tr.name, func(context.Context) (string, error) { return "head-token", nil })
+	tr.space.Load().addSource(tr.name, func(context.Context) (string, error) { return "head-token", nil })
 	go inf.RunWithContext(ctx)
 	go func() { _ = mon.Start(ctx) }()
 	testenv.WaitFor(t, 30*time.Second, "sync", func() (bool, error) { return inf.HasSynced(), nil })

@@ -40,6 +40,7 @@ type Proof struct {
 	listRV    uint64
 	opaque    bool
 	fresh     time.Time // the store provably held everything committed by then
+	freshSeen time.Time // when fresh was learned
 	freshAtRV time.Time // fresh when rv was observed
 	anyProof  bool      // fresh moved since the informer last listed
 	peaks     []peak
@@ -111,9 +112,7 @@ func (p *Proof) sync(env Env) {
 	if p.epoch == sp.Epoch() {
 		return
 	}
-	if lost, _ := sp.HistoryLost(); lost && p.rv != 0 {
-		p.fresh = minTime(p.fresh, sp.SameHistoryAt(p.rv))
-	}
+	p.fresh = p.lostFresh(sp, p.previousFresh(sp))
 	p.rv, p.lag, p.behind, p.read, p.epoch = 0, 0, false, nil, sp.Epoch()
 }
 
@@ -128,6 +127,30 @@ func (p *Proof) settle(env Env) {
 func (p *Proof) observe(rv uint64, env Env) {
 	p.settle(env)
 	p.rv, p.rvAt, p.freshAtRV = rv, env.Now, p.fresh
+}
+
+// lostFresh is fresh once writes proved the history of the informer's RV
+// lost: what it proved since the latest write that shared its history is
+// withdrawn.
+func (p *Proof) lostFresh(sp *Space, fresh time.Time) time.Time {
+	if lost, _ := sp.HistoryLost(); lost && p.rv != 0 {
+		if same := sp.SameHistoryAt(p.rv); !same.IsZero() {
+			fresh = minTime(fresh, same)
+		}
+	}
+	return fresh
+}
+
+// previousFresh is fresh with what the informer's RV proved in the epoch
+// the space left, if that was the one before.
+func (p *Proof) previousFresh(sp *Space) time.Time {
+	fresh := p.fresh
+	if p.rv != 0 && p.epoch+1 == sp.Epoch() && sp.Previous != nil && sp.Previous.Below(p.rv, p.rvAt) < AheadAfter {
+		if at, ok := sp.Previous.FreshAt(p.rv); ok {
+			fresh = maxTime(fresh, at)
+		}
+	}
+	return fresh
 }
 
 // ApplyList records that the store replaced its content with a list at rv
@@ -155,16 +178,52 @@ func (p *Proof) ApplyEvent(rv uint64, env Env) {
 		return
 	}
 	p.sync(env)
+	if head, _, ok := env.Space.Head(); ok {
+		// how far behind the head this event was: the largest of the
+		// events since the store was last proven caught up
+		var sample uint64
+		if head > rv {
+			sample = head - rv
+		}
+		if p.lagNow(env) == 0 {
+			p.lag = sample
+		} else {
+			p.lag = max(p.lag, sample)
+		}
+		p.lagAt, p.behind = env.Now, false
+	}
 	if rv > p.rv {
 		p.observe(rv, env)
 	}
-	if head, _, ok := env.Space.Head(); ok {
-		p.lag, p.lagAt, p.behind = 0, env.Now, false
-		if head > rv {
-			p.lag = head - rv
+	p.refresh(false, env)
+}
+
+// proven returns when the store was last proven fresh (stored proofs and
+// the latest head sample its RV covers) and when that was learned: a head
+// sample the RV covers is learned when it is taken or when the store
+// reached the RV, whichever came later.
+func (p *Proof) proven(env Env) (at, learned time.Time) {
+	at, learned = p.fresh, p.freshSeen
+	if p.rv != 0 && !p.ahead(env) {
+		if lost, _ := env.Space.HistoryLost(); !lost {
+			if t, ok := env.Space.Timeline.FreshAt(p.rv); ok && t.After(at) {
+				at, learned = t, maxTime(t, p.rvAt)
+			}
 		}
 	}
-	p.refresh(false, env)
+	return at, learned
+}
+
+// lagNow returns the lag of the latest deliveries, or 0 once a proof
+// after them shows the store caught up, learned promptly (a bookmark that
+// proves only an old instant came late itself). A watch cache found not to
+// catch up keeps its lag until a delivery says otherwise.
+func (p *Proof) lagNow(env Env) uint64 {
+	at, learned := p.proven(env)
+	if !p.behind && !at.Before(p.lagAt) && learned.Sub(at) <= recentProof(env) {
+		return 0
+	}
+	return p.lag
 }
 
 // ApplyBookmark records that the store applied a bookmark at rv.
@@ -187,13 +246,7 @@ func (p *Proof) ApplyBookmark(rv uint64, env Env) {
 			p.behind = false
 		}
 	}
-	before := p.fresh
 	p.refresh(true, env)
-	if !p.behind && p.fresh.After(before) && !p.fresh.Before(p.lagAt) && env.Now.Sub(p.fresh) <= recentProof(env) {
-		// proven fresh as of after the lagging delivery, and lately: a
-		// bookmark that proves only an old instant came late itself
-		p.lag, p.lagAt = 0, env.Now
-	}
 }
 
 // recentProof is how old the instant a timely bookmark proves is, at most:
@@ -240,7 +293,7 @@ func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
 			p.peaks = p.peaks[1:]
 		}
 	}
-	p.fresh, p.anyProof = at, true
+	p.fresh, p.freshSeen, p.anyProof = at, env.Now, true
 }
 
 // unlisted reports whether the space was restored since the informer last
@@ -300,10 +353,7 @@ func (p *Proof) Snapshot(env Env) Values {
 	rv := p.rv
 	if p.epoch != sp.Epoch() {
 		// restored since: the RV is of a lost history
-		fresh := p.fresh
-		if lost, _ := sp.HistoryLost(); lost && rv != 0 {
-			fresh = minTime(fresh, sp.SameHistoryAt(rv))
-		}
+		fresh := p.lostFresh(sp, p.previousFresh(sp))
 		v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
 		return v
 	}
@@ -340,7 +390,7 @@ func (p *Proof) Snapshot(env Env) Values {
 			v.Lag = head - rv
 		}
 	default:
-		v.Lag, v.LagKnown = p.lag, true
+		v.Lag, v.LagKnown = p.lagNow(env), true
 	}
 	if p.anyProof {
 		v.ProofPeriod, v.ProofPeriodKnown = p.proofPeriod(env), true

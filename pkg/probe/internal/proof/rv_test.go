@@ -65,3 +65,13 @@ func FuzzParseRV(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParseRV(b *testing.B) {
+	rvs := []string{"1", "4711", "123456789", "18446744073709551615"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ParseRV(rvs[i%len(rvs)]); !ok {
+			b.Fatal("not parsed")
+		}
+	}
+}

@@ -33,6 +33,9 @@ import (
 // of the old history prove nothing.
 type Space struct {
 	Timeline *Timeline
+	// Previous is the timeline of the epoch before the current one: what
+	// informers that have not moved on from it proved in it still stands.
+	Previous *Timeline
 	sources  []int32
 	ref      int32 // the reference source; -1: none
 	refFails int
@@ -342,6 +345,7 @@ func (s *Space) regress() {
 	if head, recv, ok := s.Timeline.Latest(); ok {
 		s.ended.head, s.ended.recv = head, recv
 	}
+	s.Previous = s.Timeline.Clone()
 	s.Timeline.Reset()
 	s.epoch++
 	s.suspect = nil

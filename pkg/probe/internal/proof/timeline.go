@@ -98,6 +98,13 @@ func (tl *Timeline) add(sent, recv time.Time, rv uint64, source int32, provision
 // Reset discards the history: the head went back.
 func (tl *Timeline) Reset() { tl.start, tl.n = 0, 0 }
 
+// Clone returns a copy of the timeline.
+func (tl *Timeline) Clone() *Timeline {
+	c := *tl
+	c.buf = append([]run(nil), tl.buf...)
+	return &c
+}
+
 // Latest returns the newest head and when a sample last answered with it.
 func (tl *Timeline) Latest() (rv uint64, recv time.Time, ok bool) {
 	if tl.n == 0 {

@@ -34,7 +34,11 @@ type Watch struct {
 	periods     [5]time.Duration
 	nPeriods    int
 	bookmarks   bool // a bookmark ever arrived
-	sessions    [3]time.Duration
+	// bookmarkless counts the watch sessions longer than a bookmark period
+	// that ended without a bookmark while none ever arrived: evidence that
+	// the server sends none
+	bookmarkless int
+	sessions     [3]time.Duration
 	nSessions   int
 	stallEnded  time.Time // when a sign of life ended the latest silence longer than the cadence allows
 }
@@ -118,8 +122,12 @@ func (w *Watch) WatchOpened(now, deadline time.Time) {
 // broke; either is a sign of life of the path to the server.
 func (w *Watch) WatchEnded(now time.Time) {
 	if w.watching && !w.opened.IsZero() {
-		w.sessions[w.nSessions%len(w.sessions)] = now.Sub(w.opened)
+		d := now.Sub(w.opened)
+		w.sessions[w.nSessions%len(w.sessions)] = d
 		w.nSessions++
+		if !w.bookmarks && d > DefaultBookmarkPeriod+silentSlack {
+			w.bookmarkless++
+		}
 	}
 	w.watching = false
 	w.live(now)
@@ -157,9 +165,10 @@ func (w *Watch) live(now time.Time) {
 // the latest intervals between bookmarks, never below kube-apiserver's
 // minute (the API server promises a bookmark at least that often, not at
 // most: it also sends early ones after a watch-list's initial events and
-// one 2s before a watch's timeout); for a watch that never had a bookmark,
-// the longest of its recent sessions, or the timeout the current one asked
-// for.
+// one 2s before a watch's timeout); for a watch that has not had one (yet:
+// a server that sends none, or a watch younger than a bookmark period), the
+// longest of its recent sessions, or the timeout the current one asked
+// for: the server ends each session, a sign of life.
 func (w *Watch) Cadence() time.Duration {
 	if !w.bookmarks {
 		var longest time.Duration
@@ -218,13 +227,17 @@ func (w *Watch) Watching() bool { return w.watching }
 
 // NextBookmark returns when the open watch's next bookmark is due: a
 // cadence after the latest, or the one before the watch's timeout if that
-// comes first; ok is false when none is expected (no watch, or one that
-// never had a bookmark).
+// comes first; ok is false when none is expected (no watch, or one whose
+// server has shown it sends none).
 func (w *Watch) NextBookmark() (time.Time, bool) {
-	if !w.watching || !w.bookmarks {
+	if !w.watching || (!w.bookmarks && w.bookmarkless > 0) {
 		return time.Time{}, false
 	}
-	next := w.bookmarkRef.Add(w.Cadence())
+	period := DefaultBookmarkPeriod // the first one, expected
+	if w.bookmarks {
+		period = w.Cadence()
+	}
+	next := w.bookmarkRef.Add(period)
 	if !w.deadline.IsZero() {
 		if pre := w.deadline.Add(-PreTimeoutBookmarkLead); pre.Before(next) && !pre.Before(w.bookmarkRef) {
 			next = pre
