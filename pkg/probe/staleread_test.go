@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"

@@ -39,8 +39,8 @@ type Watch struct {
 	// the server sends none
 	bookmarkless int
 	sessions     [3]time.Duration
-	nSessions   int
-	stallEnded  time.Time // when a sign of life ended the latest silence longer than the cadence allows
+	nSessions    int
+	stallEnded   time.Time // when a sign of life ended the latest silence longer than the cadence allows
 }
 
 // Bookmark cadence defaults and limits.
