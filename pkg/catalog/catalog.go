@@ -68,6 +68,10 @@ const (
 const (
 	ResultSuccess = "success"
 	ResultError   = "error"
+	// ResultNotFound marks a List the API server answered 404: it does not
+	// serve the resource (a deleted CRD, an API group gone). An answer,
+	// not a failure: the List-latency SLI counts it neither good nor bad.
+	ResultNotFound = "not_found"
 	// ResultRateLimited marks a sampled read of StaleReadChecks that was not
 	// checked: the live reads' token bucket was empty.
 	ResultRateLimited = "rate_limited"
@@ -221,7 +225,7 @@ var (
 	}
 	ListDuration = Metric{
 		Name:    "rvsync_list_duration_seconds",
-		Help:    "Duration of each List page the informer requests, of its streaming watch-list syncs (one Watch up to the initial-events-end bookmark), and of head probes and freshness reads (kind probe).",
+		Help:    "Duration of each List page the informer requests, of its streaming watch-list syncs (one Watch up to the initial-events-end bookmark), and of head probes and freshness reads (kind probe), by result: success, error, not_found (the API server does not serve the resource: an answer, not a failure).",
 		Type:    Histogram,
 		Labels:  []string{LabelResource, LabelKind, LabelResult},
 		Buckets: LatencyBuckets,

@@ -187,7 +187,7 @@ func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.Group
 	ilw.state.freshen, ilw.state.ownReads = freshen, true
 	inf := cache.NewSharedIndexInformerWithOptions(ilw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: r.name, Indexers: cache.Indexers{}})
 	_ = inf.SetTransform(generationTransform(path))
-	m.observe(ilw.state, inf)
+	ilw.state.attach(inf, m.opts.Logger)
 	conv := newConvergence(m.metrics.GenerationConvergence.WithLabelValues(r.name))
 	r.converge.Store(conv)
 	_, _ = inf.AddEventHandler(conv.handlers(m.opts.Clock))

@@ -151,11 +151,7 @@ func (s *space) head(now time.Time) headInfo {
 // on what it meant; it reports whether it answered and, if with an integer
 // head, which.
 func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent, recv time.Time, probe bool) (head uint64, integer, answered bool) {
-	result := catalog.ResultSuccess
-	if err != nil {
-		result = catalog.ResultError
-	}
-	m.metrics.ListDuration.WithLabelValues(src.resource, catalog.KindProbe, result).Observe(recv.Sub(sent).Seconds())
+	m.metrics.ListDuration.WithLabelValues(src.resource, catalog.KindProbe, listResult(err)).Observe(recv.Sub(sent).Seconds())
 	if err != nil {
 		sp.mu.Lock()
 		failures := sp.core.Failed(src.id)

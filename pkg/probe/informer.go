@@ -1,11 +1,14 @@
 package probe
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
@@ -58,6 +61,23 @@ type informer struct {
 }
 
 func newInformer(r *resource) *informer { return &informer{res: r} }
+
+// attach connects the informer's state to inf before it starts: it counts
+// the cached objects, drains the queue with each notification, reports
+// inf's sync state and whether it stopped, and logs its list/watch errors.
+func (in *informer) attach(inf cache.SharedIndexInformer, log logr.Logger) {
+	in.synced, in.stopped = inf.HasSynced, inf.IsStopped
+	in.storeRV = inf.GetStore().LastStoreSyncResourceVersion
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { in.objects.Add(1); in.notified(obj) },
+		UpdateFunc: func(_, obj any) { in.notified(obj) },
+		DeleteFunc: func(obj any) { in.objects.Add(-1); in.notified(obj) },
+	})
+	log = log.WithValues("resource", in.res.name)
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		log.Error(err, "list/watch failed; the informer retries with backoff")
+	})
+}
 
 // ---- stage 1: the wire ----
 

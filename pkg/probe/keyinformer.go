@@ -47,7 +47,7 @@ func (m *Monitor) keyInformer(lw cache.ListerWatcher, r *resource, freshen headF
 		cache.SharedIndexInformerOptions{ObjectDescription: r.name, Indexers: cache.Indexers{}})
 	// Setters fail only after the informer started; it has not.
 	_ = inf.SetTransform(objectKey)
-	m.observe(ilw.state, inf)
+	ilw.state.attach(inf, m.opts.Logger)
 	return inf
 }
 

@@ -57,7 +57,7 @@ func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 	obj, err := lw.inner.ListWithContext(ctx, options)
 	now := s.res.clock.Now()
 	if err != nil {
-		s.res.observeList(catalog.KindList, catalog.ResultError, now.Sub(start))
+		s.res.observeList(catalog.KindList, listResult(err), now.Sub(start))
 		s.listFailed(err)
 		return obj, err
 	}
@@ -80,7 +80,7 @@ func (lw *listerWatcher) WatchWithContext(ctx context.Context, options metav1.Li
 	w, err := lw.inner.WatchWithContext(ctx, options)
 	if err != nil {
 		if initial {
-			s.res.observeList(catalog.KindWatchList, catalog.ResultError, s.res.clock.Now().Sub(start))
+			s.res.observeList(catalog.KindWatchList, listResult(err), s.res.clock.Now().Sub(start))
 			s.listFailed(err)
 		} else {
 			s.watchFailed(err)
@@ -153,7 +153,7 @@ func (w *instrumentedWatch) run() {
 func (w *instrumentedWatch) failStream(err error) {
 	w.initial = false
 	r := w.state.res
-	r.observeList(catalog.KindWatchList, catalog.ResultError, r.clock.Now().Sub(w.start))
+	r.observeList(catalog.KindWatchList, listResult(err), r.clock.Now().Sub(w.start))
 	w.state.listFailed(err)
 }
 

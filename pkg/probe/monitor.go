@@ -170,7 +170,7 @@ func (m *Monitor) Instrument(gvr schema.GroupVersionResource, lw cache.ListerWat
 		ilw.state.freshen = metadataHead(client, gvr)
 	}
 	inf := build(ilw)
-	m.observe(ilw.state, inf)
+	ilw.state.attach(inf, m.opts.Logger)
 	return inf
 }
 
@@ -273,23 +273,6 @@ func (m *Monitor) resourceOf(name string) *resource {
 // everything it lists and watches is measured.
 func (m *Monitor) instrument(r *resource, lw cache.ListerWatcher) *listerWatcher {
 	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), state: r.newInformer(), noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
-}
-
-// observe connects an informer to its state: it counts the cached objects,
-// drains the queue with each notification and reports the informer's sync
-// state and whether it stopped. Call it before the informer starts.
-func (m *Monitor) observe(in *informer, inf cache.SharedIndexInformer) {
-	in.synced, in.stopped = inf.HasSynced, inf.IsStopped
-	in.storeRV = inf.GetStore().LastStoreSyncResourceVersion
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { in.objects.Add(1); in.notified(obj) },
-		UpdateFunc: func(_, obj any) { in.notified(obj) },
-		DeleteFunc: func(obj any) { in.objects.Add(-1); in.notified(obj) },
-	})
-	log := m.opts.Logger.WithValues("resource", in.res.name)
-	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		log.Error(err, "list/watch failed; the informer retries with backoff")
-	})
 }
 
 // Start probes the head of every RV space each probe interval, drains what

@@ -37,7 +37,7 @@ func TestOpaqueResourceVersions(t *testing.T) {
 	tr := mon.track(testGVR("flunders.wardle.example.com"), "aggregated")
 	ilw := mon.instrument(tr, cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}))
 	inf := cache.NewSharedIndexInformer(ilw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
-	mon.observe(ilw.state, inf)
+	ilw.state.attach(inf, mon.opts.Logger)
 	tr.space.Load().addSource(tr.name, func(context.Context) (string, error) { return "head-token", nil })
 	go inf.RunWithContext(ctx)
 	go func() { _ = mon.Start(ctx) }()
