@@ -45,9 +45,10 @@ type Proof struct {
 	anyProof  bool      // fresh moved since the informer last listed
 	peaks     []peak
 
-	lag    uint64
-	lagAt  time.Time
-	behind bool // the latest bookmark came from a watch cache that did not catch up
+	lag     uint64
+	lagAt   time.Time
+	lagHead time.Time // when the head sample lag was measured against was taken
+	behind  bool      // the latest bookmark came from a watch cache that did not catch up
 
 	read *read // the latest consistent read on the informer's own connection, not yet judged
 }
@@ -178,19 +179,21 @@ func (p *Proof) ApplyEvent(rv uint64, env Env) {
 		return
 	}
 	p.sync(env)
-	if head, _, ok := env.Space.Head(); ok {
+	if head, recv, ok := env.Space.Head(); ok {
 		// how far behind the head this event was: the largest of the
-		// events since the store was last proven caught up
+		// events measured against the same head sample (a burst delivered
+		// at once) since the store was last proven caught up; a newer
+		// head sample measures the store anew
 		var sample uint64
 		if head > rv {
 			sample = head - rv
 		}
-		if p.lagNow(env) == 0 {
+		if p.lagNow(env) == 0 || recv.After(p.lagHead) {
 			p.lag = sample
 		} else {
 			p.lag = max(p.lag, sample)
 		}
-		p.lagAt, p.behind = env.Now, false
+		p.lagAt, p.lagHead, p.behind = env.Now, recv, false
 	}
 	if rv > p.rv {
 		p.observe(rv, env)
@@ -224,6 +227,21 @@ func (p *Proof) lagNow(env Env) uint64 {
 		return 0
 	}
 	return p.lag
+}
+
+// settledAt is since when the lag stands: the latest delivery, or a
+// prompt proof after it that the store caught up, or a watch without
+// bookmarks reopened after a stall (a stall that ended before either left
+// nothing missing).
+func (p *Proof) settledAt(env Env) time.Time {
+	since := p.lagAt
+	if at, learned := p.proven(env); !p.behind && at.After(since) && learned.Sub(at) <= recentProof(env) {
+		since = at
+	}
+	if at, ok := env.Watch.Resumed(env.Now); ok && at.After(since) {
+		since = at
+	}
+	return since
 }
 
 // ApplyBookmark records that the store applied a bookmark at rv.
@@ -381,7 +399,7 @@ func (p *Proof) Snapshot(env Env) Values {
 	head, _, ok := sp.Head()
 	switch {
 	case !ok:
-	case env.Watch.StalledSince(p.lagAt, env.Now) || (env.Overdue != 0 && rv < env.Overdue):
+	case env.Watch.StalledSince(p.settledAt(env), env.Now) || (env.Overdue != 0 && rv < env.Overdue):
 		// silent longer than its cadence allows since its latest delivery
 		// (or short of a write it should have delivered): everything
 		// between its RV and the head may be missing

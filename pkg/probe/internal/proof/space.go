@@ -379,12 +379,15 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 	return false
 }
 
-// SameHistoryAt returns the request time of the latest write that landed
-// at or above rv: until then, a cache at rv was of etcd's history.
+// SameHistoryAt returns until when a cache at rv was of etcd's history:
+// the request time of the latest write that landed at or above rv, or,
+// once a write landed below the reads, of the latest write before it (the
+// restore came after that write committed; a proof of any instant before
+// the restore holds in the history etcd kept).
 func (s *Space) SameHistoryAt(rv uint64) time.Time {
 	var at time.Time
 	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.rv >= rv {
+		if w.rv >= rv || s.lostWrite != 0 && w.sent.Before(s.lostAt) {
 			at = maxTime(at, w.sent)
 		}
 	}

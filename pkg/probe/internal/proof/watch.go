@@ -28,6 +28,7 @@ type Watch struct {
 
 	watching    bool
 	opened      time.Time // the current watch's start
+	reopened    time.Time // the start of the first watch opened since the latest stall ended
 	deadline    time.Time // when its timeout ends it; zero: none asked
 	life        time.Time // the latest sign of life
 	bookmarkRef time.Time // the latest bookmark, or the watch's start
@@ -115,6 +116,9 @@ func (w *Watch) Unserved() bool { return w.unserved }
 func (w *Watch) WatchOpened(now, deadline time.Time) {
 	w.watching, w.opened, w.deadline, w.bookmarkRef = true, now, deadline, now
 	w.live(now)
+	if w.reopened.Before(w.stallEnded) || w.reopened.IsZero() {
+		w.reopened = now // the first watch since the latest stall ended
+	}
 }
 
 // WatchEnded records that the watch's stream ended at now: its server
@@ -131,6 +135,23 @@ func (w *Watch) WatchEnded(now time.Time) {
 	}
 	w.watching = false
 	w.live(now)
+}
+
+// resumeSettle is how long a watch reopened after a stall runs before its
+// opening counts as the end of the stall's effect (the server sends the
+// events since the informer's RV at once on opening).
+const resumeSettle = 5 * time.Second
+
+// Resumed returns when the first watch opened after the latest stall
+// ended, when its server sends no bookmarks and resumeSettle has passed
+// since: the server sent every event since the informer's RV on opening,
+// so the stall left nothing behind that the watch cache had; ok is false
+// otherwise (a watch with bookmarks waits for the next one).
+func (w *Watch) Resumed(now time.Time) (time.Time, bool) {
+	if w.bookmarks || w.stallEnded.IsZero() || w.reopened.Before(w.stallEnded) || now.Sub(w.reopened) < resumeSettle {
+		return time.Time{}, false
+	}
+	return w.reopened, true
 }
 
 // WatchError records an error of a watch call or event; expired for 410.
