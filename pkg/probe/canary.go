@@ -93,7 +93,9 @@ type canaryWrite struct {
 // wrote registers a write that returned rv and was sent at sent.
 //
 // Writes are sequential, so each returns a higher RV than every canary
-// write before it and every canary RV delivered before it. One below them
+// write before it and every canary RV delivered before it was sent (a
+// change delivered while it was on its way, such as the object's deletion,
+// may be later than it). One below them
 // means the store's history went back (etcd restored from a backup): what
 // was seen, and the writes pending in the lost history, belong to it. (A
 // list's RV is not a canary RV: a list at an RV above a write whose answer
@@ -101,7 +103,7 @@ type canaryWrite struct {
 func (c *canaryState) wrote(rv uint64, sent time.Time) (historyLost bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rv < c.written || rv < c.seenRV {
+	if rv < c.written || rv < c.seenRV && c.seenAt.Before(sent) {
 		c.forgetLocked(rv)
 		historyLost = true
 	}

@@ -92,6 +92,25 @@ func TestCanaryWriteAnsweredAfterARelist(t *testing.T) {
 	}
 }
 
+// A write answered after the informer delivered a later change of the
+// canary object that was not one of its writes (its deletion, with the
+// resource's CRD; someone else's edit) is no sign of a lost history: only
+// what was delivered before the write was sent must be below it.
+func TestCanaryWriteAnsweredAfterAnotherChange(t *testing.T) {
+	c, _, _ := newCanaryState()
+	in := &informer{}
+	c.wrote(100, sec(0))
+	c.delivered(in, 100, sec(1))
+	c.delivered(in, 130, sec(12)) // the object deleted at 130, delivered at 12s
+	if lost := c.wrote(120, sec(10)); lost {
+		t.Error("a write sent at 10s, committed at 120 before the deletion delivered at 12s, is counted as a lost history")
+	}
+	c.delivered(in, 140, sec(21))
+	if lost := c.wrote(135, sec(22)); !lost {
+		t.Error("a write sent after 140 was delivered, answered with 135, is not counted as a lost history")
+	}
+}
+
 // #26 row 6: a canary delivered to one informer of a resource proves that
 // informer fresh, not another one, which may be behind a stuck cache.
 func TestCanaryProvesOnlyTheInformerThatDelivered(t *testing.T) {
