@@ -104,11 +104,13 @@ func (w *Watch) ListEnded(now time.Time) (consistentFrom time.Time) {
 }
 
 // ListFailed records a failed list attempt; unserved when the API server
-// does not serve the resource (a CRD deleted) or forbids listing it.
-func (w *Watch) ListFailed(unserved bool) { w.unserved = unserved }
+// does not serve the resource (a CRD deleted) or forbids listing it. A
+// failure of another kind (the server restarting) does not say it serves
+// the resource again: only a list that succeeds does.
+func (w *Watch) ListFailed(unserved bool) { w.unserved = w.unserved || unserved }
 
-// Unserved reports whether the latest list attempt found nothing to watch
-// (see ListFailed), and none succeeded since: silence means nothing then.
+// Unserved reports whether a list attempt found nothing to watch (see
+// ListFailed) and none succeeded since: silence means nothing then.
 func (w *Watch) Unserved() bool { return w.unserved }
 
 // WatchOpened records that a watch (or a watch-list past its initial
