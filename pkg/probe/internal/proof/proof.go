@@ -134,8 +134,8 @@ func (p *Proof) observe(rv uint64, env Env) {
 // lost: what it proved since the latest write that shared its history is
 // withdrawn.
 func (p *Proof) lostFresh(sp *Space, fresh time.Time) time.Time {
-	if lost, _ := sp.HistoryLost(); lost && p.rv != 0 {
-		if same := sp.SameHistoryAt(p.rv); !same.IsZero() {
+	if p.rv != 0 {
+		if same := sp.SameHistoryAt(p.rv, p.epoch); !same.IsZero() {
 			fresh = minTime(fresh, same)
 		}
 	}
@@ -344,7 +344,7 @@ func (p *Proof) ahead(env Env) bool {
 // another history: what it was before the RV, or the latest write that
 // landed at or above it (until then the RV was of etcd's history).
 func (p *Proof) withdrawn(env Env) time.Time {
-	return minTime(p.fresh, maxTime(p.freshAtRV, env.Space.SameHistoryAt(p.rv)))
+	return minTime(p.fresh, maxTime(p.freshAtRV, env.Space.SameHistoryAt(p.rv, p.epoch)))
 }
 
 // Values are what an informer's proofs say at an instant. A value whose

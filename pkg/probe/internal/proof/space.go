@@ -82,8 +82,9 @@ type Space struct {
 
 // write is a write to the space's etcd: its RV and when it was requested.
 type write struct {
-	rv   uint64
-	sent time.Time
+	rv    uint64
+	sent  time.Time
+	epoch uint64 // the space's epoch once the write's answer was judged
 }
 
 type held struct {
@@ -362,8 +363,10 @@ func (s *Space) regress() {
 // ran on); a write cannot. lost is true for the write that proves such a
 // loss (once per loss): the timeline restarts and a new epoch begins.
 func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
-	s.writes[s.nWrites%len(s.writes)] = write{rv: rv, sent: sent}
-	s.nWrites++
+	defer func() {
+		s.writes[s.nWrites%len(s.writes)] = write{rv: rv, sent: sent, epoch: s.epoch}
+		s.nWrites++
+	}()
 	head, recv, ok := s.Timeline.Latest()
 	switch {
 	case below || ok && rv < head && sent.After(recv):
@@ -379,15 +382,16 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 	return false
 }
 
-// SameHistoryAt returns until when a cache at rv was of etcd's history:
-// the request time of the latest write that landed at or above rv, or,
-// once a write landed below the reads, of the latest write before it (the
-// restore came after that write committed; a proof of any instant before
-// the restore holds in the history etcd kept).
-func (s *Space) SameHistoryAt(rv uint64) time.Time {
+// SameHistoryAt returns until when a cache at rv, observed in epoch,
+// was of etcd's history: the request time of the latest write of that
+// epoch that landed at or above rv, or, when a regression ended the epoch,
+// of its latest write (the restore came after that write committed; a
+// proof of any instant before the restore holds in the history etcd
+// kept). A write of a later epoch says nothing of the history left behind.
+func (s *Space) SameHistoryAt(rv, epoch uint64) time.Time {
 	var at time.Time
 	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.rv >= rv || s.lostWrite != 0 && w.sent.Before(s.lostAt) {
+		if w.epoch == epoch && (w.rv >= rv || epoch < s.epoch) {
 			at = maxTime(at, w.sent)
 		}
 	}
