@@ -163,11 +163,18 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	}
 	p.sync(env)
 	p.observe(rv, env)
-	p.listEpoch, p.listed, p.listAt, p.listRV = env.Space.Epoch(), true, env.Now, rv
+	p.listed, p.listAt, p.listRV = true, env.Now, rv
+	lost, _ := env.Space.HistoryLost()
+	if !lost {
+		// while writes land below the reads, a list may come from a watch
+		// cache of the lost history: it proves nothing, and the store may
+		// still hold objects of that history
+		p.listEpoch = env.Space.Epoch()
+	}
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
 	p.anyProof, p.lag, p.lagAt, p.behind, p.read = false, 0, env.Now, false, nil
-	if !consistentFrom.IsZero() {
+	if !consistentFrom.IsZero() && !lost {
 		p.prove(consistentFrom, false, env)
 	}
 	p.refresh(false, env)
