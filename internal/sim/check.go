@@ -255,7 +255,7 @@ func (c *Checker) Check(s Scrape) {
 		// bookmark period, where the exporter can know: its informers read
 		// consistently on their own connection before each bookmark, the
 		// canary writes the resource, or the watch went silent
-		if sig.LagOK && sig.Lag == 0 && truthStale > time.Duration(max(75, sig.BookmarkPeriod+15)*float64(time.Second)) && c.lagProvable(r) && !(lostHistory && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !mixed {
+		if sig.LagOK && sig.Lag == 0 && truthStale > time.Duration(max(75, sig.BookmarkPeriod+15)*float64(time.Second)) && c.lagProvable(r) && !(lostHistory && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !mixed && !c.readsFailed(s.At, truthStale) {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
 		// no lag above the SLO while nothing has been missing for a while
@@ -287,6 +287,20 @@ func (c *Checker) Check(s Scrape) {
 			}
 		}
 	}
+}
+
+// readsFailed reports whether the freshness reads, which ride the
+// informers' connection, could fail (hang or be refused) at some point in
+// the window before now: without them a stuck cache's bookmarks prove
+// nothing wrong, and the lag is known only from the canary or a stall.
+func (c *Checker) readsFailed(now time.Time, window time.Duration) bool {
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if (f.Kind == Hang || f.Kind == Refuse) && f.Host == HostInformers && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return false
 }
 
 // mixedHistories reports whether API servers behind the balancer serve

@@ -52,6 +52,42 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 1248 * time.Second, Dur: 20 * time.Second, Back: 50000}},
 		},
 	},
+	{
+		caught: "a canary write on a slow connection answered after the deletion of its object (the CRD deleted) was delivered: the deletion's higher RV counted a restore (only what was delivered before a write was sent bounds it now)",
+		h: History{Seed: 5033, Duration: 28 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 28 * time.Minute, Rate: 0.5, Keys: 1}},
+			Faults: []Fault{{Kind: "slow", Start: 4 * time.Minute, Dur: 15 * time.Minute, Host: "canary", Latency: 20 * time.Second}, {Kind: "delete-crd", Start: 710 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}, {Kind: "restore", Start: 1365 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+	},
+	{
+		caught: "a 503 of an API server restarting after a deleted CRD's 404 made the resource served again: its silence exported a stall (only a list that succeeds does now)",
+		h: History{Seed: 5202, Duration: 21 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{},
+			Faults: []Fault{{Kind: "delete-crd", Start: 591 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}, {Kind: "restore", Start: 616 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}, {Kind: "restart", Start: 756 * time.Second, Dur: 30 * time.Second}},
+		},
+	},
+	{
+		caught: "after a restore, a write of the new history landing above the informer's old RV made the lost history look shared until then: freshness was not withdrawn (writes judge only their own epoch now)",
+		h: History{Seed: 5760, Duration: 21 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 21 * time.Minute, Rate: 0.05, Keys: 5}},
+			Faults: []Fault{{Kind: "freeze", Start: 399 * time.Second, Dur: 6 * time.Minute, Host: "probe"}, {Kind: "restore", Start: 546 * time.Second, Dur: 20 * time.Second, Back: 100}, {Kind: "restore", Start: 957 * time.Second, Dur: 20 * time.Second, Back: 5000}},
+		},
+	},
+	{
+		caught: "a restore under two API servers, one restarted: a relist from the other's cache of the lost history proved freshness while writes still landed below the reads (such lists prove nothing now)",
+		h: History{Seed: 5594, Duration: 31 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resSecrets, resDeploys, resMetrics}},
+			Loads:  []Load{{Resource: "secrets", Start: 0, End: 31 * time.Minute, Rate: 5, Keys: 20}, {Resource: "deployments.apps", Start: 0, End: 31 * time.Minute, Rate: 0.05, Keys: 1}},
+			Faults: []Fault{{Kind: "restore", Start: 236 * time.Second, Dur: 20 * time.Second, Back: 5000}, {Kind: "restart", Start: 617 * time.Second, Dur: 2 * time.Minute}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
