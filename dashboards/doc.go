@@ -7,7 +7,7 @@
 // Dashboards are generated, never hand-edited: Render turns a Config (the
 // same slo.Spec the rule generator reads, so thresholds match the alerts)
 // into deterministic JSON that `make generate` writes into the chart. Every
-// metric and recording-rule name comes from exporter/catalog, and every label
+// metric and recording-rule name comes from pkg/catalog and slo, and every label
 // selector is built by one helper (Config.selector), so a custom
 // Spec.Selector or cluster label reaches every query. RenderHelmTemplates
 // writes the same dashboards as Helm templates, so the chart's values move

@@ -59,10 +59,10 @@ var ListKinds = promql.Re(catalog.LabelKind, catalog.KindList, catalog.KindProbe
 var slis = map[string]SLI{
 	ListLatency: {
 		Kind: EventRatio, Alert: "ListLatency", Title: "List latency",
-		Bad:          "Lists (informer pages and head probes) slower than %ss or failed",
+		Bad:          "Lists (informer pages and head probes) slower than %ss or failed (a 404 for a resource no longer served counts neither way)",
 		Good:         catalog.ListDuration,
 		GoodMatchers: []string{ListKinds, promql.Eq(catalog.LabelResult, catalog.ResultSuccess)},
-		Totals:       []Series{{Name: catalog.ListDuration.Name + "_count", Matchers: []string{ListKinds}}},
+		Totals:       []Series{{Name: catalog.ListDuration.Name + "_count", Matchers: []string{ListKinds, promql.Neq(catalog.LabelResult, catalog.ResultNotFound)}}},
 	},
 	CanaryDelivery: {
 		// a write is judged when it is delivered (good within the

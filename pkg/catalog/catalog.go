@@ -49,11 +49,12 @@ const (
 	StateHeadUnknown = "head_unknown"  // the RV space's head probe has not answered lately: lag and staleness unknown
 	StateOpaqueRV    = "opaque_rv"     // resource versions are not integers: no RV math
 	StateAheadOfHead = "ahead_of_head" // the informer's RV is ahead of its space's head: another history (etcd restored, API server not) or another etcd
+	StateUnserved    = "unserved"      // the API server does not serve the resource (404: a CRD deleted) or forbids listing it: nothing is watched, the list errors say why
 )
 
 // States lists the values of the `state` label.
 func States() []string {
-	return []string{StateOK, StateHeadUnknown, StateOpaqueRV, StateAheadOfHead}
+	return []string{StateOK, StateHeadUnknown, StateOpaqueRV, StateAheadOfHead, StateUnserved}
 }
 
 // Values of the `kind` label of ListDuration.
@@ -67,6 +68,10 @@ const (
 const (
 	ResultSuccess = "success"
 	ResultError   = "error"
+	// ResultNotFound marks a List the API server answered 404: it does not
+	// serve the resource (a deleted CRD, an API group gone). An answer,
+	// not a failure: the List-latency SLI counts it neither good nor bad.
+	ResultNotFound = "not_found"
 	// ResultRateLimited marks a sampled read of StaleReadChecks that was not
 	// checked: the live reads' token bucket was empty.
 	ResultRateLimited = "rate_limited"
@@ -220,7 +225,7 @@ var (
 	}
 	ListDuration = Metric{
 		Name:    "rvsync_list_duration_seconds",
-		Help:    "Duration of each List page the informer requests, of its streaming watch-list syncs (one Watch up to the initial-events-end bookmark), and of head probes and freshness reads (kind probe).",
+		Help:    "Duration of each List page the informer requests, of its streaming watch-list syncs (one Watch up to the initial-events-end bookmark), and of head probes and freshness reads (kind probe), by result: success, error, not_found (the API server does not serve the resource: an answer, not a failure).",
 		Type:    Histogram,
 		Labels:  []string{LabelResource, LabelKind, LabelResult},
 		Buckets: LatencyBuckets,

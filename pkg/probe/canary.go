@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
 )
 
 // heartbeatAnnotation is the annotation a canary write sets on its object.
@@ -59,10 +60,12 @@ func (o *CanaryOptions) defaults() {
 	}
 }
 
-// canaryState matches canary writes with their delivery by the informer.
-// It lives in the tracker of the canary's resource and is consulted for
-// every event of that resource: one pointer check when there is no canary,
-// two string comparisons when there is.
+// canaryState matches canary writes with their delivery by the informers
+// of the canary's resource. It lives in the resource and is consulted for
+// every event of it: one pointer check when there is no canary, two string
+// comparisons when there is. Each informer that delivers a write is proven
+// fresh as of the write, and only that informer: another one of the same
+// resource may be behind a stuck cache.
 type canaryState struct {
 	namespace, name string
 	clock           clock.PassiveClock
@@ -71,8 +74,14 @@ type canaryState struct {
 
 	mu            sync.Mutex
 	pending       []canaryWrite // written, not yet delivered
-	seenRV        uint64        // highest RV of the canary object delivered (of the current history)
+	recent        []canaryWrite // delivered lately, for the informers that deliver them later
+	written       uint64        // RV of the latest write (of the current history)
+	seenRV        uint64        // highest RV of the canary object an informer delivered before its write answered
 	seenAt        time.Time
+	seenBy        []*informer // the informers that delivered seenRV
+	proofs        map[*informer]time.Time
+	reached       map[*informer]uint64 // the highest canary RV each informer's store holds
+	expired       uint64               // the highest RV of a write no informer delivered by the deadline
 	lastDelivered time.Time
 }
 
@@ -81,40 +90,48 @@ type canaryWrite struct {
 	sent time.Time
 }
 
-// wrote registers a write that returned rv and was sent at sent. It returns
-// the send time if the informer had already delivered rv (the watch can beat
-// the write's response), so the caller can feed freshness.
+// wrote registers a write that returned rv and was sent at sent.
 //
-// Writes are sequential, so each returns a higher RV than every canary RV
-// delivered before it. One below them means the store's history went back
-// (etcd restored from a backup): what was seen, and the writes pending in
-// the lost history, belong to it.
-func (c *canaryState) wrote(rv uint64, sent time.Time) (delivered, historyLost bool) {
+// Writes are sequential, so each returns a higher RV than every canary
+// write before it and every canary RV delivered before it was sent (a
+// change delivered while it was on its way, such as the object's deletion,
+// may be later than it). One below them
+// means the store's history went back (etcd restored from a backup): what
+// was seen, and the writes pending in the lost history, belong to it. (A
+// list's RV is not a canary RV: a list at an RV above a write whose answer
+// is still on its way is no sign of anything.)
+func (c *canaryState) wrote(rv uint64, sent time.Time) (historyLost bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rv < c.seenRV {
+	if rv < c.written || rv < c.seenRV && c.seenAt.Before(sent) {
 		c.forgetLocked(rv)
 		historyLost = true
 	}
-	if rv == c.seenRV {
+	c.written = rv
+	if rv <= c.seenRV && c.seenRV != 0 {
+		// the watch beat the write's answer
 		c.deliveredLocked(sent, c.seenAt)
-		return true, historyLost
+		for _, in := range c.seenBy {
+			c.proveLocked(in, sent)
+		}
+		c.recentLocked(canaryWrite{rv: rv, sent: sent})
+		return historyLost
 	}
 	c.pending = append(c.pending, canaryWrite{rv: rv, sent: sent})
-	return false, historyLost
+	return historyLost
 }
 
-// reset forgets the delivered RVs of a history the store no longer has.
+// reset forgets the RVs of a history the store no longer has.
 func (c *canaryState) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.seenRV, c.seenAt = 0, time.Time{}
+	c.written, c.seenRV, c.seenAt, c.seenBy, c.recent, c.proofs, c.reached, c.expired = 0, 0, time.Time{}, nil, nil, nil, nil, 0
 }
 
 // forgetLocked drops the memory of a lost history above rv: its pending
 // writes are lost (they will never be delivered).
 func (c *canaryState) forgetLocked(rv uint64) {
-	c.seenRV, c.seenAt = 0, time.Time{}
+	c.written, c.seenRV, c.seenAt, c.seenBy, c.recent, c.proofs, c.reached, c.expired = 0, 0, time.Time{}, nil, nil, nil, nil, 0
 	kept := c.pending[:0]
 	for _, w := range c.pending {
 		if w.rv > rv {
@@ -126,15 +143,35 @@ func (c *canaryState) forgetLocked(rv uint64) {
 	c.pending = kept
 }
 
-// delivered records that the informer delivered the canary object at rv.
-// Every pending write at or below rv was delivered by then (watch order);
-// it returns the latest send time among them, or false if none.
-func (c *canaryState) delivered(rv uint64, now time.Time) (sent time.Time, ok bool) {
+// delivered records that informer in applied the canary object at rv to
+// its store at now. Every write at or below rv reached it by then (watch
+// order); it returns the latest send time among them, or false if none.
+func (c *canaryState) delivered(in *informer, rv uint64, now time.Time) (sent time.Time, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rv > c.seenRV {
-		c.seenRV, c.seenAt = rv, now
+	switch {
+	case rv > c.seenRV:
+		c.seenRV, c.seenAt, c.seenBy = rv, now, []*informer{in}
+	case rv == c.seenRV:
+		c.seenBy = append(c.seenBy, in)
 	}
+	return c.coveredLocked(in, rv, now)
+}
+
+// covered records that informer in's store holds the canary object as of
+// rv (a list, or a batch of deltas, at rv reached it): every write up to rv
+// reached it, if not as its own event.
+func (c *canaryState) covered(in *informer, rv uint64, now time.Time) (sent time.Time, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.coveredLocked(in, rv, now)
+}
+
+func (c *canaryState) coveredLocked(in *informer, rv uint64, now time.Time) (sent time.Time, ok bool) {
+	if c.reached == nil {
+		c.reached = map[*informer]uint64{}
+	}
+	c.reached[in] = max(c.reached[in], rv)
 	kept := c.pending[:0]
 	for _, w := range c.pending {
 		if w.rv > rv {
@@ -142,13 +179,59 @@ func (c *canaryState) delivered(rv uint64, now time.Time) (sent time.Time, ok bo
 			continue
 		}
 		c.deliveredLocked(w.sent, now)
-		if w.sent.After(sent) {
-			sent = w.sent
-		}
-		ok = true
+		c.recentLocked(w)
+		sent, ok = maxTime(sent, w.sent), true
 	}
 	c.pending = kept
+	for _, w := range c.recent {
+		if w.rv <= rv {
+			sent, ok = maxTime(sent, w.sent), true
+		}
+	}
+	if ok {
+		c.proveLocked(in, sent)
+	}
 	return sent, ok
+}
+
+func (c *canaryState) recentLocked(w canaryWrite) {
+	c.recent = append(c.recent, w)
+	if len(c.recent) > 8 {
+		c.recent = c.recent[1:]
+	}
+}
+
+func (c *canaryState) proveLocked(in *informer, sent time.Time) {
+	if c.proofs == nil {
+		c.proofs = map[*informer]time.Time{}
+	}
+	c.proofs[in] = maxTime(c.proofs[in], sent)
+}
+
+// overdue returns the RV of the latest canary write sent more than age
+// before now that informer in's store does not hold yet (0: none): the
+// store is behind at least that write, whichever informer delivered it.
+func (c *canaryState) overdue(in *informer, now time.Time, age time.Duration) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var rv uint64
+	if c.expired > c.reached[in] {
+		rv = c.expired
+	}
+	for _, w := range append(c.pending, c.recent...) {
+		if now.Sub(w.sent) > age && w.rv > c.reached[in] {
+			rv = max(rv, w.rv)
+		}
+	}
+	return rv
+}
+
+// proof returns the latest canary write informer in delivered: its store
+// held everything committed before it.
+func (c *canaryState) proof(in *informer) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.proofs[in]
 }
 
 func (c *canaryState) deliveredLocked(sent, at time.Time) {
@@ -167,6 +250,7 @@ func (c *canaryState) expire(now time.Time, deadline time.Duration) int {
 	for _, w := range c.pending {
 		if now.Sub(w.sent) > deadline {
 			n++
+			c.expired = max(c.expired, w.rv)
 			continue
 		}
 		kept = append(kept, w)
@@ -190,12 +274,13 @@ func (c *canaryState) lastDeliveredUnix() float64 {
 // active, exact freshness signal. Writes that fail are counted and logged,
 // never fatal.
 type Canary struct {
-	opts    CanaryOptions
-	client  dynamic.Interface
-	tracker *tracker
-	state   *canaryState
-	writes  [2]prometheus.Counter // success, error
-	log     logr.Logger
+	opts   CanaryOptions
+	client dynamic.Interface
+	m      *Monitor
+	res    *resource
+	state  *canaryState
+	writes [2]prometheus.Counter // success, error
+	log    logr.Logger
 }
 
 // NewCanary returns a canary writing to the object opts names, timed by the
@@ -207,7 +292,7 @@ func (m *Monitor) NewCanary(cfg *rest.Config, opts CanaryOptions) (*Canary, erro
 	if opts.Namespace == "" || opts.Name == "" || opts.Kind == "" {
 		return nil, fmt.Errorf("canary %s: kind, namespace and name are required", resourceName(opts.GVR.GroupResource()))
 	}
-	tracker, err := m.tracked(opts.GVR)
+	res, err := m.tracked(opts.GVR)
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}
@@ -217,19 +302,17 @@ func (m *Monitor) NewCanary(cfg *rest.Config, opts CanaryOptions) (*Canary, erro
 	}
 	st := &canaryState{
 		namespace: opts.Namespace, name: opts.Name, clock: m.opts.Clock,
-		latency: m.metrics.CanaryDeliveryLatency.WithLabelValues(tracker.name),
-		lost:    m.metrics.CanaryLost.WithLabelValues(tracker.name),
+		latency: m.metrics.CanaryDeliveryLatency.WithLabelValues(res.name),
+		lost:    m.metrics.CanaryLost.WithLabelValues(res.name),
 	}
-	tracker.mu.Lock()
-	tracker.canary = st
-	tracker.mu.Unlock()
+	res.canary.Store(st)
 	return &Canary{
-		opts: opts, client: client, tracker: tracker, state: st,
+		opts: opts, client: client, m: m, res: res, state: st,
 		writes: [2]prometheus.Counter{
-			m.metrics.CanaryWrites.WithLabelValues(tracker.name, catalog.ResultSuccess),
-			m.metrics.CanaryWrites.WithLabelValues(tracker.name, catalog.ResultError),
+			m.metrics.CanaryWrites.WithLabelValues(res.name, catalog.ResultSuccess),
+			m.metrics.CanaryWrites.WithLabelValues(res.name, catalog.ResultError),
 		},
-		log: m.opts.Logger.WithValues("canary", tracker.name, "namespace", opts.Namespace, "name", opts.Name),
+		log: m.opts.Logger.WithValues("canary", res.name, "namespace", opts.Namespace, "name", opts.Name),
 	}, nil
 }
 
@@ -245,7 +328,7 @@ func (c *Canary) Run(ctx context.Context) {
 }
 
 func (c *Canary) beat(ctx context.Context) {
-	now := c.tracker.clock.Now()
+	now := c.res.clock.Now()
 	if n := c.state.expire(now, c.opts.Deadline); n > 0 {
 		warn(c.log, "canary writes not delivered within the deadline", "lost", n, "deadline", c.opts.Deadline)
 	}
@@ -263,18 +346,18 @@ func (c *Canary) beat(ctx context.Context) {
 		return
 	}
 	c.writes[0].Inc()
-	rv, ok := parseRV(rvs)
+	rv, ok := proof.ParseRV(rvs)
 	if !ok {
-		return // opaque RV: the tracker reports it
+		return // opaque RV: the resource reports it
 	}
-	delivered, lost := c.state.wrote(rv, now)
-	sp := c.tracker.currentSpace()
+	below := c.state.wrote(rv, now)
+	sp := c.res.space.Load()
+	sp.mu.Lock()
+	lost := sp.core.Write(rv, now, below)
+	sp.mu.Unlock()
 	if lost {
-		sp.onHistoryLost(rv)
-	}
-	sp.onWrite(rv, now)
-	if delivered {
-		c.tracker.confirmFresh(now, c.tracker.clock.Now())
+		warn(sp.log, "a write landed below resource versions already seen: the store's history went back (etcd restored?); history reset")
+		c.m.regressed(sp)
 	}
 }
 

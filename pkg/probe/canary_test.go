@@ -25,28 +25,32 @@ func histogram(t testing.TB, h prometheus.Histogram) (uint64, float64) {
 
 func TestCanaryMatching(t *testing.T) {
 	c, h, lost := newCanaryState()
+	in := &informer{}
 	// written at 0s and 10s, delivered in order at 3s and 11s
 	c.wrote(100, sec(0))
 	c.wrote(110, sec(10))
-	if sent, ok := c.delivered(100, sec(3)); !ok || !sent.Equal(sec(0)) {
+	if sent, ok := c.delivered(in, 100, sec(3)); !ok || !sent.Equal(sec(0)) {
 		t.Fatalf("delivery of RV 100: sent %v, %v", sent, ok)
 	}
-	c.delivered(110, sec(11))
+	c.delivered(in, 110, sec(11))
 	if n, sum := histogram(t, h); n != 2 || sum != 4 {
 		t.Errorf("latencies: %d summing to %v; want 2 summing to 3+1", n, sum)
 	}
 	// the watch beats the write's response: delivered before registered
-	c.delivered(120, sec(20.5))
-	if delivered, _ := c.wrote(120, sec(20)); !delivered {
-		t.Error("a write whose RV was already delivered is pending")
+	c.delivered(in, 120, sec(20.5))
+	if lost := c.wrote(120, sec(20)); lost {
+		t.Error("a write whose RV was already delivered is a lost history")
 	}
 	if n, sum := histogram(t, h); n != 3 || sum != 4.5 {
 		t.Errorf("after the early delivery: %d summing to %v; want 3 summing to 4.5", n, sum)
 	}
+	if got := c.proof(in); !got.Equal(sec(20)) {
+		t.Errorf("the informer that delivered the early write is proven fresh as of %v; want its write, 20s", got)
+	}
 	// a relist at RV 200 covers two writes the watch never delivered
 	c.wrote(130, sec(30))
 	c.wrote(140, sec(40))
-	if sent, ok := c.delivered(200, sec(42)); !ok || !sent.Equal(sec(40)) {
+	if sent, ok := c.covered(in, 200, sec(42)); !ok || !sent.Equal(sec(40)) {
 		t.Errorf("a list at 200 confirms freshness as of the latest covered write: sent %v, %v", sent, ok)
 	}
 	if n, _ := histogram(t, h); n != 5 {
@@ -66,6 +70,64 @@ func TestCanaryMatching(t *testing.T) {
 	}
 	if c.lastDeliveredUnix() != float64(sec(42).UnixNano())/1e9 {
 		t.Errorf("last delivered %v; want the relist's time", c.lastDeliveredUnix())
+	}
+	if rv := c.overdue(in, sec(200), 60e9); rv != 300 {
+		t.Errorf("overdue %d; want the lost write's 300, which the informer never held", rv)
+	}
+}
+
+// #26 row 7: a write answered after a relist whose RV is above it is no
+// sign of a lost history: a list's RV is not a canary RV.
+func TestCanaryWriteAnsweredAfterARelist(t *testing.T) {
+	c, _, _ := newCanaryState()
+	in := &informer{}
+	c.wrote(100, sec(0))
+	c.delivered(in, 100, sec(1))
+	c.covered(in, 250, sec(12)) // a relist at 250 reached the store
+	if lost := c.wrote(240, sec(10)); lost {
+		t.Error("a write sent before the relist, answered after it, is counted as a lost history")
+	}
+	if lost := c.wrote(230, sec(20)); !lost {
+		t.Error("a write below the previous write is not counted as a lost history")
+	}
+}
+
+// A write answered after the informer delivered a later change of the
+// canary object that was not one of its writes (its deletion, with the
+// resource's CRD; someone else's edit) is no sign of a lost history: only
+// what was delivered before the write was sent must be below it.
+func TestCanaryWriteAnsweredAfterAnotherChange(t *testing.T) {
+	c, _, _ := newCanaryState()
+	in := &informer{}
+	c.wrote(100, sec(0))
+	c.delivered(in, 100, sec(1))
+	c.delivered(in, 130, sec(12)) // the object deleted at 130, delivered at 12s
+	if lost := c.wrote(120, sec(10)); lost {
+		t.Error("a write sent at 10s, committed at 120 before the deletion delivered at 12s, is counted as a lost history")
+	}
+	c.delivered(in, 140, sec(21))
+	if lost := c.wrote(135, sec(22)); !lost {
+		t.Error("a write sent after 140 was delivered, answered with 135, is not counted as a lost history")
+	}
+}
+
+// #26 row 6: a canary delivered to one informer of a resource proves that
+// informer fresh, not another one, which may be behind a stuck cache.
+func TestCanaryProvesOnlyTheInformerThatDelivered(t *testing.T) {
+	c, _, _ := newCanaryState()
+	a, b := &informer{}, &informer{}
+	c.wrote(100, sec(0))
+	if _, ok := c.delivered(a, 100, sec(1)); !ok {
+		t.Fatal("informer a's delivery matched no write")
+	}
+	if got := c.proof(b); !got.IsZero() {
+		t.Errorf("informer b, which delivered nothing, is proven fresh as of %v", got)
+	}
+	if got := c.overdue(b, sec(70), 60e9); got != 100 {
+		t.Errorf("informer b is %d overdue; want the write it never held, 100", got)
+	}
+	if got := c.overdue(a, sec(70), 60e9); got != 0 {
+		t.Errorf("informer a, which holds the write, is %d overdue", got)
 	}
 }
 

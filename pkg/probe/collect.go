@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -59,32 +60,113 @@ type convergenceSnapshot struct {
 	OldestSeconds float64
 }
 
+// informerValues is what one informer reports at a scrape.
+type informerValues struct {
+	synced, stopped bool
+	objects         int
+	state           string
+	rv              uint64
+	rvKnown         bool
+	lag             uint64
+	lagKnown        bool
+	staleness       time.Duration
+	stalenessKnown  bool
+	silence         time.Duration
+	silenceKnown    bool
+	cadence         time.Duration
+	proofPeriod     time.Duration
+	proofKnown      bool
+	queueDepth      int
+	queueOldest     time.Duration
+}
+
+// worst folds one informer's values into the resource's: the worst of its
+// informers (lowest RV, highest lag, staleness, silence and queue).
+func (s *snapshot) worst(v informerValues) {
+	s.Synced = s.Synced && v.synced
+	s.Objects = max(s.Objects, v.objects)
+	s.QueueDepth = max(s.QueueDepth, v.queueDepth)
+	s.QueueOldestSeconds = max(s.QueueOldestSeconds, v.queueOldest.Seconds())
+	if v.rvKnown && (!s.InformerKnown || v.rv < s.InformerRV) {
+		s.InformerKnown, s.InformerRV = true, v.rv
+	}
+	if v.lagKnown && (!s.LagKnown || v.lag > s.Lag) {
+		s.LagKnown, s.Lag = true, v.lag
+	}
+	if v.stalenessKnown && (!s.StalenessKnown || v.staleness.Seconds() > s.StalenessSeconds) {
+		s.StalenessKnown, s.StalenessSeconds = true, max(0, v.staleness.Seconds())
+	}
+	if v.silenceKnown && (!s.SilenceKnown || v.silence.Seconds() > s.SilenceSeconds) {
+		s.SilenceKnown, s.SilenceSeconds = true, max(0, v.silence.Seconds())
+	}
+	s.BookmarkPeriodSeconds = max(s.BookmarkPeriodSeconds, v.cadence.Seconds())
+	if v.proofKnown && (!s.ProofPeriodKnown || v.proofPeriod.Seconds() > s.ProofPeriodSeconds) {
+		s.ProofPeriodKnown, s.ProofPeriodSeconds = true, v.proofPeriod.Seconds()
+	}
+	if stateRank[v.state] > stateRank[s.State] {
+		s.State = v.state
+	}
+}
+
+// gauge is one per-resource gauge: its catalog entry and what it reads of a
+// snapshot (ok false: unknown, not exported). Adding a gauge is a catalog
+// entry and a row here.
+type gauge struct {
+	metric catalog.Metric
+	value  func(s *snapshot) (v float64, ok bool)
+	desc   *prometheus.Desc
+}
+
+// gauges are the gauges whose only label is the resource.
+var gauges = []*gauge{
+	{metric: catalog.HeadResourceVersion, value: func(s *snapshot) (float64, bool) { return float64(s.HeadRV), s.HeadKnown }},
+	{metric: catalog.InformerResourceVersion, value: func(s *snapshot) (float64, bool) { return float64(s.InformerRV), s.InformerKnown }},
+	{metric: catalog.ResourceVersionLag, value: func(s *snapshot) (float64, bool) { return float64(s.Lag), s.LagKnown }},
+	{metric: catalog.CacheStaleness, value: func(s *snapshot) (float64, bool) { return s.StalenessSeconds, s.StalenessKnown }},
+	{metric: catalog.FreshnessProofPeriod, value: func(s *snapshot) (float64, bool) { return s.ProofPeriodSeconds, s.ProofPeriodKnown }},
+	{metric: catalog.HeadAge, value: func(s *snapshot) (float64, bool) { return s.HeadAgeSeconds, s.HeadAgeKnown }},
+	{metric: catalog.WatchSilence, value: func(s *snapshot) (float64, bool) { return s.SilenceSeconds, s.SilenceKnown }},
+	{metric: catalog.WatchBookmarkPeriod, value: func(s *snapshot) (float64, bool) { return s.BookmarkPeriodSeconds, true }},
+	{metric: catalog.InformerSynced, value: func(s *snapshot) (float64, bool) { return boolFloat(s.Synced), true }},
+	{metric: catalog.Objects, value: func(s *snapshot) (float64, bool) { return float64(s.Objects), true }},
+	{metric: catalog.StoreQueueDepth, value: func(s *snapshot) (float64, bool) { return float64(s.QueueDepth), true }},
+	{metric: catalog.StoreQueueOldest, value: func(s *snapshot) (float64, bool) { return s.QueueOldestSeconds, true }},
+	{metric: catalog.UnconvergedObjects, value: func(s *snapshot) (float64, bool) {
+		return float64(convergenceOf(s).Unconverged), s.Convergence != nil
+	}},
+	{metric: catalog.UnobservableObjects, value: func(s *snapshot) (float64, bool) {
+		return float64(convergenceOf(s).Unobservable), s.Convergence != nil
+	}},
+	{metric: catalog.OldestUnconverged, value: func(s *snapshot) (float64, bool) {
+		return convergenceOf(s).OldestSeconds, s.Convergence != nil
+	}},
+	{metric: catalog.CanaryLastDelivered, value: func(s *snapshot) (float64, bool) { return s.CanaryLastDelivered, s.CanaryLastDelivered > 0 }},
+}
+
+func convergenceOf(s *snapshot) convergenceSnapshot {
+	if s.Convergence == nil {
+		return convergenceSnapshot{}
+	}
+	return *s.Convergence
+}
+
+// The gauges with more labels than the resource.
 var (
-	descHeadRV         = newDesc(catalog.HeadResourceVersion)
-	descInformerRV     = newDesc(catalog.InformerResourceVersion)
-	descLag            = newDesc(catalog.ResourceVersionLag)
-	descStaleness      = newDesc(catalog.CacheStaleness)
-	descProofPeriod    = newDesc(catalog.FreshnessProofPeriod)
-	descSilence        = newDesc(catalog.WatchSilence)
-	descBookmarkPeriod = newDesc(catalog.WatchBookmarkPeriod)
-	descHeadAge        = newDesc(catalog.HeadAge)
-	descState          = newDesc(catalog.ResourceState)
-	descInfo           = newDesc(catalog.ResourceInfo)
-	descSynced         = newDesc(catalog.InformerSynced)
-	descObjects        = newDesc(catalog.Objects)
-	descUnconverged    = newDesc(catalog.UnconvergedObjects)
-	descUnobservable   = newDesc(catalog.UnobservableObjects)
-	descOldest         = newDesc(catalog.OldestUnconverged)
-	descCanaryLast     = newDesc(catalog.CanaryLastDelivered)
-	descQueueDepth     = newDesc(catalog.StoreQueueDepth)
-	descQueueOldest    = newDesc(catalog.StoreQueueOldest)
+	descState = newDesc(catalog.ResourceState) // one series per state, 1 for the resource's
+	descInfo  = newDesc(catalog.ResourceInfo)  // the resource's RV space
 )
 
-// gaugeCollector turns the trackers' snapshots into gauges at scrape time.
-// It keeps each resource's label pairs from one scrape to the next, so that
-// a scrape allocates per series only its value: building the labels of
-// every series anew was the largest cost of a scrape after client_golang's
-// own (BenchmarkScrape200, docs/benchmarks.md).
+func init() {
+	for _, g := range gauges {
+		g.desc = newDesc(g.metric)
+	}
+}
+
+// gaugeCollector turns the resources' snapshots into gauges at scrape
+// time. It keeps each resource's label pairs from one scrape to the next,
+// so that a scrape allocates per series only its value: building the
+// labels of every series anew was the largest cost of a scrape after
+// client_golang's own (BenchmarkScrape200, docs/benchmarks.md).
 type gaugeCollector struct {
 	snapshots func() []snapshot
 
@@ -92,17 +174,9 @@ type gaugeCollector struct {
 	labels map[string]*resourceLabels // by resource; the resources of the last scrape
 }
 
-// resourceDescs are the gauges whose only label is the resource; Describe
-// and the label cache read them, so a new such gauge goes here.
-var resourceDescs = []*prometheus.Desc{
-	descHeadRV, descInformerRV, descLag, descStaleness, descProofPeriod, descSilence, descBookmarkPeriod,
-	descHeadAge, descSynced, descObjects, descUnconverged, descUnobservable, descOldest, descCanaryLast,
-	descQueueDepth, descQueueOldest,
-}
-
 func (c *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range resourceDescs {
-		ch <- d
+	for _, g := range gauges {
+		ch <- g.desc
 	}
 	ch <- descState
 	ch <- descInfo
@@ -111,58 +185,21 @@ func (c *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 	snaps := c.snapshots()
 	labels := c.labelsOf(snaps)
-	for i, s := range snaps {
-		l := labels[i]
+	for i := range snaps {
+		s, l := &snaps[i], labels[i]
 		if l.err != nil {
 			ch <- prometheus.NewInvalidMetric(descInfo, l.err)
 			continue
 		}
-		gauge := func(d *prometheus.Desc, v float64) {
-			labels, ok := l.byDesc[d]
-			if !ok {
-				ch <- undescribed(d)
-				return
+		for j, g := range gauges {
+			if v, ok := g.value(s); ok {
+				ch <- &constGauge{desc: g.desc, labels: l.gauges[j], value: v}
 			}
-			ch <- &constGauge{desc: d, labels: labels, value: v}
 		}
-		if s.HeadKnown {
-			gauge(descHeadRV, float64(s.HeadRV))
-		}
-		if s.InformerKnown {
-			gauge(descInformerRV, float64(s.InformerRV))
-		}
-		if s.LagKnown {
-			gauge(descLag, float64(s.Lag))
-		}
-		if s.StalenessKnown {
-			gauge(descStaleness, s.StalenessSeconds)
-		}
-		if s.ProofPeriodKnown {
-			gauge(descProofPeriod, s.ProofPeriodSeconds)
-		}
-		if s.HeadAgeKnown {
-			gauge(descHeadAge, s.HeadAgeSeconds)
-		}
-		if s.SilenceKnown {
-			gauge(descSilence, s.SilenceSeconds)
-		}
-		gauge(descBookmarkPeriod, s.BookmarkPeriodSeconds)
 		for j, st := range catalog.States() {
 			ch <- &constGauge{desc: descState, labels: l.state[j], value: boolFloat(st == s.State)}
 		}
 		ch <- &constGauge{desc: descInfo, labels: l.info, value: 1}
-		gauge(descSynced, boolFloat(s.Synced))
-		gauge(descObjects, float64(s.Objects))
-		gauge(descQueueDepth, float64(s.QueueDepth))
-		gauge(descQueueOldest, s.QueueOldestSeconds)
-		if s.Convergence != nil {
-			gauge(descUnconverged, float64(s.Convergence.Unconverged))
-			gauge(descUnobservable, float64(s.Convergence.Unobservable))
-			gauge(descOldest, s.Convergence.OldestSeconds)
-		}
-		if s.CanaryLastDelivered > 0 {
-			gauge(descCanaryLast, s.CanaryLastDelivered)
-		}
 	}
 }
 
@@ -184,27 +221,21 @@ func (c *gaugeCollector) labelsOf(snaps []snapshot) []*resourceLabels {
 	return out
 }
 
-// undescribed reports a gauge missing from resourceDescs (a bug) as a
-// scrape error.
-func undescribed(d *prometheus.Desc) prometheus.Metric {
-	return prometheus.NewInvalidMetric(d, fmt.Errorf("probe: %v is not among resourceDescs", d))
-}
-
 // resourceLabels are the label pairs of one resource's gauge series. They
 // are shared by the series of every scrape and never modified (slices
 // clipped, so a wrapping registry's append copies them).
 type resourceLabels struct {
 	space  string
-	byDesc map[*prometheus.Desc][]*dto.LabelPair // the resourceDescs
-	state  [][]*dto.LabelPair                    // descState, per catalog.States()
-	info   []*dto.LabelPair                      // descInfo
-	err    error                                 // invalid label values
+	gauges [][]*dto.LabelPair // per row of gauges
+	state  [][]*dto.LabelPair // descState, per catalog.States()
+	info   []*dto.LabelPair   // descInfo
+	err    error              // invalid label values
 }
 
 func newResourceLabels(resource, space string) *resourceLabels {
-	l := &resourceLabels{space: space, byDesc: make(map[*prometheus.Desc][]*dto.LabelPair, len(resourceDescs))}
-	for _, d := range resourceDescs {
-		l.byDesc[d] = l.pairs(d, resource)
+	l := &resourceLabels{space: space}
+	for _, g := range gauges {
+		l.gauges = append(l.gauges, l.pairs(g.desc, resource))
 	}
 	for _, st := range catalog.States() {
 		l.state = append(l.state, l.pairs(descState, resource, st))
@@ -222,7 +253,7 @@ func (l *resourceLabels) pairs(d *prometheus.Desc, values ...string) []*dto.Labe
 		err = m.Write(&out)
 	}
 	if err != nil {
-		l.err = err
+		l.err = fmt.Errorf("%s: %w", d, err)
 		return nil
 	}
 	return slices.Clip(out.Label)

@@ -71,6 +71,14 @@ rvsync_unconverged_objects{resource="deployments.apps"} 3
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), gauges...); err != nil {
 		t.Error(err)
 	}
+	// client_golang's lint (promlint): names, units, help and types
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
 }
 
 // Every family the catalog declares is registered by the collectors, with

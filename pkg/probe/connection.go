@@ -26,3 +26,10 @@ func ownConnection(c *rest.Config) *rest.Config {
 func resourceName(gr schema.GroupResource) string {
 	return catalog.ResourceValue(gr.Group, gr.Resource)
 }
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -164,16 +164,16 @@ func (c *convergence) snapshot(now time.Time) *convergenceSnapshot {
 // tracks generation convergence: how long objects wait between a new
 // metadata.generation and a status.observedGeneration (at path) that covers
 // it. It keeps only generationObjects in its store.
-func (m *Monitor) newConvergenceInformer(cfg *rest.Config, gvr schema.GroupVersionResource, tracker *tracker, path string, freshen headFunc) (cache.SharedIndexInformer, error) {
+func (m *Monitor) newConvergenceInformer(cfg *rest.Config, gvr schema.GroupVersionResource, r *resource, path string, freshen headFunc) (cache.SharedIndexInformer, error) {
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("dynamic client for %s: %w", tracker.name, err)
+		return nil, fmt.Errorf("dynamic client for %s: %w", r.name, err)
 	}
-	return m.convergenceInformer(client, gvr, tracker, path, freshen), nil
+	return m.convergenceInformer(client, gvr, r, path, freshen), nil
 }
 
 // convergenceInformer is newConvergenceInformer over a given client.
-func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.GroupVersionResource, tracker *tracker, path string, freshen headFunc) cache.SharedIndexInformer {
+func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.GroupVersionResource, r *resource, path string, freshen headFunc) cache.SharedIndexInformer {
 	res := client.Resource(gvr)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -183,15 +183,13 @@ func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.Group
 			return res.Watch(ctx, o)
 		},
 	}
-	ilw := m.instrument(tracker, cache.ToListWatcherWithWatchListSemantics(lw, client))
-	ilw.state.freshen = freshen
-	inf := cache.NewSharedIndexInformerWithOptions(ilw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: tracker.name})
+	ilw := m.instrument(r, cache.ToListWatcherWithWatchListSemantics(lw, client))
+	ilw.state.freshen, ilw.state.ownReads = freshen, true
+	inf := cache.NewSharedIndexInformerWithOptions(ilw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: r.name, Indexers: cache.Indexers{}})
 	_ = inf.SetTransform(generationTransform(path))
-	m.observe(ilw.state, inf)
-	conv := newConvergence(m.metrics.GenerationConvergence.WithLabelValues(tracker.name))
-	tracker.mu.Lock()
-	tracker.converge = conv
-	tracker.mu.Unlock()
+	ilw.state.attach(inf, m.opts.Logger)
+	conv := newConvergence(m.metrics.GenerationConvergence.WithLabelValues(r.name))
+	r.converge.Store(conv)
 	_, _ = inf.AddEventHandler(conv.handlers(m.opts.Clock))
 	return inf
 }

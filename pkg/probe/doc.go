@@ -2,8 +2,8 @@
 // server, and exports the measurements under the metric names of package
 // catalog, which the rvsync-slo dashboards and alerts use.
 //
-// A Monitor keeps one tracker per watched resource, and in it the state of
-// each of the resource's informers. Each informer's ListerWatcher is
+// A Monitor keeps one resource per watched resource, and in it the state
+// of each of the resource's informers. Each informer's ListerWatcher is
 // wrapped so that every List page, streaming watch-list, watch event,
 // bookmark and error passes its state on its way to the reflector; a head
 // probe per RV space (a consistent List with limit=1, on a connection of its
@@ -17,9 +17,45 @@
 // outage), List and watch-list durations, relists by reason, watch errors,
 // RV regressions, and a state saying when lag and staleness are unknown
 // (the head probe failing, resource versions that are not integers, an
-// informer on another history than its etcd's). A Canary adds exact
-// delivery latency, and convergence tracking the time controllers take to
-// observe a new generation.
+// informer on another history than its etcd's, a resource the API server
+// no longer serves). A Canary adds exact delivery latency, and convergence
+// tracking the time controllers take to observe a new generation.
+//
+// # The way of one event
+//
+// A watch event runs one way, through files it never comes back to:
+//
+//  1. listwatch.go: instrumentedWatch.observe sees it on the wire and calls
+//  2. informer.go: informer.received (stage 1, the wire: sign of life,
+//     bookmark cadence), informer.push (stage 2, the queue), where it
+//     waits until the store's handler notification reaches
+//     informer.notified and informer.drain pops it, and informer.apply
+//     (stage 3, the proofs) hands it to
+//  3. internal/proof: Queue (which deltas the store holds), Proof (what
+//     the store provably holds: RV, freshness, lag) over Space (the RV
+//     space's head timeline) and Watch (the watch's liveness); pure code,
+//     no locks, goroutines, clocks or client types (go list -deps
+//     ./pkg/probe/internal/proof shows neither client-go's cache nor
+//     client_golang; TestCoreImports checks it).
+//
+// A scrape reads the other way and writes nothing: collect.go
+// (gaugeCollector.Collect) → monitor.go (Monitor.snapshots) → resource.go
+// (resource.snapshot: the worst of its informers) → informer.go
+// (informer.snapshot) → internal/proof (Proof.Snapshot). Head probes
+// (head.go) and freshness reads (monitor.go) write the space's timeline;
+// the canary (canary.go) writes its own writes' record, which stage 3
+// reads.
+//
+// # Adding a gauge
+//
+// A per-resource gauge is two edits: its catalog entry (pkg/catalog: the
+// Metric, listed in All), and one row of gauges in collect.go, the
+// function of a resource's snapshot that yields its value or unknown:
+//
+//	{metric: catalog.NewGauge, value: func(s *snapshot) (float64, bool) { return s.X, s.XKnown }},
+//
+// Describe and Collect loop over the rows; `make generate` regenerates the
+// metric reference.
 //
 // Before each expected bookmark of a quiet informer the monitor reads its
 // resource consistently on the informer's own connection, which makes the

@@ -2,78 +2,480 @@ package probe
 
 import (
 	"context"
-	"crypto/sha256"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
 )
 
-// newKeyInformer returns an instrumented metadata-only informer for gvr
-// across all namespaces, measured by t. No object body is ever fetched, and
-// its store keeps only what the signals use: the signals read RVs from the
-// watch stream as it passes, so the store holds each object's identity
-// alone, a fixed-size digest of its key (see objectKey).
-func (m *Monitor) newKeyInformer(client metadata.Interface, gvr schema.GroupVersionResource, t *tracker) cache.SharedIndexInformer {
-	res := client.Resource(gvr)
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return res.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return res.Watch(ctx, o)
-		},
-	}, client)
-	return m.keyInformer(lw, t, metadataHead(client, gvr))
+// informer is one informer of a resource, measured along the one way a
+// delta takes from the wire to a scrape:
+//
+//  1. the wire (wire, under wireMu): what its instrumented ListerWatcher
+//     received — lists and relists, watch sessions, signs of life, the
+//     bookmark cadence — and each delta, which it hands to
+//  2. the queue (queue, under queueMu): deltas wait there until the store
+//     provably applied them; drain pops them, in order, and hands them to
+//  3. the proofs (proof, under proofMu): what the store provably holds —
+//     its RV, freshness, lag — and the observations of each delta applied
+//     (store lag, delivery lag, canary delivery).
+//
+// Each stage owns its state and its lock and calls only the next one; a
+// stage reads the state of earlier stages and of its resource's space, and
+// writes none of it. A scrape reads every stage and changes nothing. Locks
+// are taken in stage order, later stages first (proofMu, wireMu, queueMu),
+// and the space's last; no stage holds its lock while it calls the next.
+type informer struct {
+	res     *resource
+	objects atomic.Int64
+
+	// Set before the informer starts.
+	synced  func() bool   // the informer's HasSynced, once observed
+	stopped func() bool   // its IsStopped
+	storeRV func() string // its store's LastStoreSyncResourceVersion; nil: deltas count on receipt
+	// freshen is a consistent read of the resource (nil: none): on the
+	// informer's own connection when ownReads, else on the head probe's.
+	freshen  headFunc
+	ownReads bool
+
+	wireMu      sync.Mutex
+	wire        proof.Watch
+	opaque      bool // an RV that is not an integer was seen
+	freshenedAt time.Time
+	freshening  bool
+
+	queueMu  sync.Mutex
+	queue    proof.Queue
+	counted  bool // deltas count on receipt (no store to watch, or one whose notifications the queue cannot match)
+	draining atomic.Bool
+
+	proofMu    sync.Mutex
+	proof      proof.Proof
+	deliveries *deliveries // when each object's version reached the store, while stale-read checks are on
 }
 
-// keyInformer returns an instrumented informer of PartialObjectMetadata
-// from lw, measured by t, whose store keeps object identities only; freshen is
-// its freshness read (nil: none).
-func (m *Monitor) keyInformer(lw cache.ListerWatcher, t *tracker, freshen headFunc) cache.SharedIndexInformer {
-	ilw := m.instrument(t, lw)
-	ilw.state.freshen = freshen
-	inf := cache.NewSharedIndexInformerWithOptions(ilw, &metav1.PartialObjectMetadata{},
-		cache.SharedIndexInformerOptions{ObjectDescription: t.name})
-	// Setters fail only after the informer started; it has not.
-	_ = inf.SetTransform(objectKey)
-	m.observe(ilw.state, inf)
-	return inf
+func newInformer(r *resource) *informer { return &informer{res: r} }
+
+// attach connects the informer's state to inf before it starts: it counts
+// the cached objects, drains the queue with each notification, reports
+// inf's sync state and whether it stopped, and logs its list/watch errors.
+func (in *informer) attach(inf cache.SharedIndexInformer, log logr.Logger) {
+	in.synced, in.stopped = inf.HasSynced, inf.IsStopped
+	in.storeRV = inf.GetStore().LastStoreSyncResourceVersion
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { in.objects.Add(1); in.notified(obj) },
+		UpdateFunc: func(_, obj any) { in.notified(obj) },
+		DeleteFunc: func(obj any) { in.objects.Add(-1); in.notified(obj) },
+	})
+	log = log.WithValues("resource", in.res.name)
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		log.Error(err, "list/watch failed; the informer retries with backoff")
+	})
 }
 
-// objectKey is an informer transform that reduces an object to its
-// identity: the first 128 bits of the SHA-256 of "namespace/name" as a
-// 16-byte cache.ExplicitKey, which every key function of client-go's caches
-// returns as is. The signals need no object names, only a count and delete
-// detection: deletes arrive as watch events, and a relist finds the objects
-// deleted while the watch was down by comparing its keys with the store's,
-// which a digest serves as well as a name. An informer store of such keys
-// costs a map entry, the key's 16 bytes and its 16-byte interface box per
-// object, whatever the length of names (see BenchmarkMetadataInformerStore).
-//
-// Two objects with one key would count as one. That cannot happen in
-// practice: the input is unambiguous (a namespace never holds "/"), and two
-// of N objects share a 128-bit digest with probability at most N²/2¹²⁹
-// (10⁻²⁷ for a million objects); SHA-256 also keeps anyone who may create
-// objects from choosing names that collide, which a fast non-cryptographic
-// hash would not. It costs about 0.1 µs per event, next to ~100 µs of
-// client-go's decoding and hand-offs.
-//
-// It leaves values without object metadata unchanged, so applying it twice
-// (client-go does, for streamed lists) is harmless.
-func objectKey(obj any) (any, error) {
-	o, ok := obj.(metav1.Object)
-	if !ok {
-		return obj, nil
+// ---- stage 1: the wire ----
+
+// listStarted records the first page of a List, or a watch-list;
+// consistent when it reads at RV "".
+func (in *informer) listStarted(now time.Time, consistent bool) {
+	in.wireMu.Lock()
+	reason := in.wire.ListStarted(now, consistent)
+	in.wireMu.Unlock()
+	if reason != "" {
+		in.res.metrics.Relists.WithLabelValues(in.res.name, reason).Inc()
 	}
-	var buf [128]byte // namespace (≤ 63) + "/" + most names, on the stack
-	in := append(append(append(buf[:0], o.GetNamespace()...), '/'), o.GetName()...)
-	sum := sha256.Sum256(in)
-	return cache.ExplicitKey(sum[:keyBytes]), nil
 }
 
-// keyBytes is the length of objectKey's keys: 128 bits, see objectKey.
-const keyBytes = 16
+// listFailed records a List page or watch-list that failed.
+func (in *informer) listFailed(err error) {
+	reason := reasonOf(err)
+	in.wireMu.Lock()
+	// a resource the API server does not serve (a CRD deleted), or forbids
+	// listing, leaves nothing to watch
+	in.wire.ListFailed(reason == catalog.ReasonNotFound || reason == catalog.ReasonForbidden)
+	in.wireMu.Unlock()
+	in.res.metrics.ListErrors.WithLabelValues(in.res.name, reason).Inc()
+}
+
+// listEnded records a List's last page or a watch-list's initial-events-
+// end bookmark, received at now with the list's RV. It reports whether the
+// list end waits in the queue until the store holds it.
+func (in *informer) listEnded(rvs string, now time.Time) (queued bool) {
+	in.wireMu.Lock()
+	from := in.wire.ListEnded(now)
+	in.wireMu.Unlock()
+	rv, ok := proof.ParseRV(rvs)
+	if !ok {
+		in.markOpaque()
+		return false
+	}
+	return in.push(proof.Delta{At: now, RV: rv, Kind: proof.ListEnd, Proof: from})
+}
+
+// watchStarted records that a watch (not a watch-list) opened; deadline is
+// when its timeout ends it (zero: none).
+func (in *informer) watchStarted(now, deadline time.Time) {
+	in.res.watchStarts.Inc()
+	in.watchOpened(now, deadline)
+}
+
+// watchOpened records that a watch, or a watch-list past its initial
+// events, streams.
+func (in *informer) watchOpened(now, deadline time.Time) {
+	in.wireMu.Lock()
+	defer in.wireMu.Unlock()
+	in.wire.WatchOpened(now, deadline)
+}
+
+// watchEnded records that a watch's stream ended.
+func (in *informer) watchEnded(now time.Time) {
+	in.wireMu.Lock()
+	defer in.wireMu.Unlock()
+	in.wire.WatchEnded(now)
+}
+
+// watchFailed records a watch call that failed or an error event in a watch.
+func (in *informer) watchFailed(err error) {
+	reason := reasonOf(err)
+	in.wireMu.Lock()
+	in.wire.WatchError(reason == catalog.ReasonExpired)
+	in.wireMu.Unlock()
+	in.res.metrics.WatchErrors.WithLabelValues(in.res.name, reason).Inc()
+}
+
+// received records a watch event (or, with event false, a bookmark) of obj,
+// received on the wire at now. It reports whether the delta waits in the
+// queue until the store holds it.
+func (in *informer) received(obj metav1.Object, now time.Time, event bool) (queued bool) {
+	in.wireMu.Lock()
+	in.wire.Received(now, !event)
+	in.wireMu.Unlock()
+	rv, ok := proof.ParseRV(obj.GetResourceVersion())
+	if !ok {
+		in.markOpaque()
+		return false
+	}
+	d := proof.Delta{At: now, RV: rv, Kind: proof.Bookmark}
+	if event {
+		d.Kind, d.Key, d.Canary = proof.Event, keyHash(obj.GetNamespace(), obj.GetName()), in.res.isCanary(obj.GetNamespace(), obj.GetName())
+	}
+	return in.push(d)
+}
+
+func (in *informer) markOpaque() {
+	in.wireMu.Lock()
+	in.opaque = true
+	in.wireMu.Unlock()
+	in.proofMu.Lock()
+	first := in.proof.MarkOpaque()
+	in.proofMu.Unlock()
+	if first {
+		in.res.metrics.ListErrors.WithLabelValues(in.res.name, catalog.ReasonOpaqueRV).Inc()
+	}
+}
+
+// ---- stage 2: the queue ----
+
+// push hands a delta to the queue, or straight to the proofs when deltas
+// count on receipt.
+func (in *informer) push(d proof.Delta) (queued bool) {
+	in.queueMu.Lock()
+	in.queue.Push(d)
+	if in.storeRV != nil && !in.counted {
+		in.queueMu.Unlock()
+		return true
+	}
+	var buf [proof.QueueCap]proof.Applied
+	out := in.queue.PopAll(buf[:0])
+	in.queueMu.Unlock()
+	in.apply(out, d.At)
+	return false
+}
+
+// unqueueLast takes back the newest delta: its watch stopped before the
+// reflector took it.
+func (in *informer) unqueueLast() {
+	in.queueMu.Lock()
+	defer in.queueMu.Unlock()
+	in.queue.DropLast()
+}
+
+// notified is called with the object of each handler notification of the
+// informer: the store has applied it and, in order, what came before it.
+func (in *informer) notified(obj any) {
+	rv, key, ok := storedIdentity(obj)
+	if !ok {
+		// a transform that keeps neither metadata nor a key: the queue
+		// cannot tell when the store applies a delta, so deltas count on
+		// receipt from now on rather than pile up unmatched
+		in.queueMu.Lock()
+		in.counted = true
+		var buf [proof.QueueCap]proof.Applied
+		out := in.queue.PopAll(buf[:0])
+		in.queueMu.Unlock()
+		in.apply(out, in.res.clock.Now())
+		return
+	}
+	in.drain(rv, key)
+}
+
+// drain pops the deltas a notification of the object at rv (0: it carries
+// none) with key hash key proves applied, and, when bookmarks or list ends
+// wait at the head of the queue, those up to the store's own resource
+// version; it hands them to the proofs. It is the one place the queue is
+// drained: the handler calls it with each notification, the monitor's
+// ticker (through drainStore) with none. It may wait for the store's lock,
+// never while it holds the queue's.
+func (in *informer) drain(rv, key uint64) {
+	var buf [2 * proof.QueueCap]proof.Applied
+	in.queueMu.Lock()
+	out := buf[:0]
+	switch {
+	case rv != 0:
+		out = in.queue.PopRV(rv, out)
+	case key != 0:
+		out = in.queue.PopKey(key, out)
+	}
+	storeRV := in.storeRV
+	waiting := storeRV != nil && in.queue.NeedsStoreRV()
+	in.queueMu.Unlock()
+	if waiting {
+		// bookmarks and list ends notify no handler: the store's RV tells
+		if srv, ok := proof.ParseRV(storeRV()); ok {
+			in.queueMu.Lock()
+			out = in.queue.PopRV(srv, out)
+			in.queueMu.Unlock()
+		}
+	}
+	in.apply(out, in.res.clock.Now())
+}
+
+// drainStore drains, in a goroutine of its own, what the store applied
+// without notifying a handler (bookmarks, list ends): the store's lock may
+// be held by a slow indexer, and the monitor's ticker does not wait for it.
+func (in *informer) drainStore() {
+	if !in.draining.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer in.draining.Store(false)
+		in.drain(0, 0)
+	}()
+}
+
+// ---- stage 3: the proofs ----
+
+// canaryOverdue is how long after a canary write an informer that has not
+// delivered it is behind: the canary's default deadline.
+const canaryOverdue = 60 * time.Second
+
+// env returns what the proofs read of the informer's surroundings; the
+// caller holds proofMu, wireMu and the space's lock.
+func (in *informer) env(sp *space, now time.Time) proof.Env {
+	return proof.Env{Now: now, Space: sp.core, Watch: &in.wire, ProbeInterval: in.res.interval, OwnReads: in.ownReads && in.freshen != nil}
+}
+
+// apply records that the store holds ds since now, oldest first.
+func (in *informer) apply(ds []proof.Applied, now time.Time) {
+	if len(ds) == 0 {
+		return
+	}
+	r := in.res
+	canary := r.canary.Load()
+	type delivery struct {
+		lag              time.Duration
+		bounded, ok      bool
+		canary           bool
+		rv               uint64
+		canarySent       time.Time
+		canaryDelivered  bool
+		storeLagSeconds  float64
+		recordDeliveries bool
+	}
+	var obs [2 * proof.QueueCap]delivery
+	n := 0
+	sp := r.space.Load()
+	in.proofMu.Lock()
+	in.wireMu.Lock()
+	sp.mu.Lock()
+	env := in.env(sp, now)
+	if canary != nil {
+		// a write answered after this informer delivered it
+		if sent := canary.proof(in); !sent.IsZero() {
+			in.proof.Canary(sent, env)
+		}
+	}
+	for _, d := range ds {
+		o := delivery{storeLagSeconds: max(0, now.Sub(d.At).Seconds())}
+		if d.List {
+			in.proof.ApplyList(d.ListRV, d.Proof, env)
+			if canary != nil {
+				if sent, ok := canary.covered(in, d.ListRV, now); ok {
+					in.proof.Canary(sent, env)
+				}
+			}
+		}
+		switch d.Kind {
+		case proof.Event:
+			if d.RV == 0 {
+				break // one event of a batch: its RV is not known
+			}
+			in.proof.ApplyEvent(d.RV, env)
+			o.lag, o.bounded, o.ok = proof.DeliveryLag(sp.core, d.RV, now, r.interval)
+			o.rv = d.RV
+			if d.Canary && canary != nil {
+				if sent, ok := canary.delivered(in, d.RV, now); ok {
+					in.proof.Canary(sent, env)
+				}
+			}
+		case proof.Bookmark:
+			in.proof.ApplyBookmark(d.RV, env)
+			if d.Canary && canary != nil { // a batch whose canary event came before its last bookmark
+				if sent, ok := canary.covered(in, d.RV, now); ok {
+					in.proof.Canary(sent, env)
+				}
+			}
+		}
+		obs[n] = o
+		n++
+	}
+	sp.mu.Unlock()
+	in.wireMu.Unlock()
+	if r.recordDeliveries.Load() {
+		if in.deliveries == nil {
+			in.deliveries = newDeliveries()
+		}
+		for i, d := range ds {
+			if d.Kind == proof.Event && d.RV != 0 && d.Deltas == 1 {
+				in.deliveries.add(d.Key, obs[i].rv, now)
+			}
+		}
+	}
+	in.proofMu.Unlock()
+	for _, o := range obs[:n] {
+		r.storeLag.Observe(o.storeLagSeconds)
+		switch {
+		case o.rv == 0 || !o.ok:
+		case o.bounded:
+			r.deliveryLag.Observe(o.lag.Seconds())
+		default:
+			r.unbounded.Inc()
+		}
+	}
+}
+
+// freshenDue reports whether a freshness read would make the next bookmark
+// prove freshness, and if so marks one under way: a watch is open and live
+// with bookmarks, one is due within lead (the next of the cadence, or the
+// one before the watch's timeout), no read since the latest bookmark, and
+// nothing else proved freshness lately.
+func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
+	if in.freshen == nil {
+		return false
+	}
+	in.proofMu.Lock()
+	rv, fresh := in.proof.RV(), in.proof.Fresh()
+	in.proofMu.Unlock()
+	in.wireMu.Lock()
+	defer in.wireMu.Unlock()
+	next, ok := in.wire.NextBookmark()
+	switch {
+	case !ok || in.freshening || in.wire.Listing() || in.opaque || rv == 0:
+		return false
+	case in.synced != nil && !in.synced():
+		return false
+	case in.freshenedAt.After(in.wire.LastBookmark()):
+		return false
+	case now.Sub(fresh) < 2*lead:
+		return false // events keep it fresh
+	case now.Before(next.Add(-lead)):
+		return false
+	}
+	in.freshening, in.freshenedAt = true, now
+	return true
+}
+
+// freshened records that the freshness read marked by freshenDue ended;
+// head is what it saw, when it answered with an integer head at recv (ok).
+func (in *informer) freshened(head uint64, recv time.Time, ok bool) {
+	in.wireMu.Lock()
+	in.freshening = false
+	in.wireMu.Unlock()
+	if ok && in.ownReads {
+		in.proofMu.Lock()
+		in.proof.Read(head, recv)
+		in.proofMu.Unlock()
+	}
+}
+
+// snapshot returns what the informer reports at now. It changes nothing.
+func (in *informer) snapshot(sp *space, now time.Time) informerValues {
+	v := informerValues{objects: int(in.objects.Load()), state: catalog.StateOK}
+	if in.synced != nil {
+		v.synced = in.synced()
+	}
+	if in.stopped != nil {
+		v.stopped = in.stopped()
+	}
+	in.proofMu.Lock()
+	defer in.proofMu.Unlock()
+	in.wireMu.Lock()
+	defer in.wireMu.Unlock()
+	in.queueMu.Lock()
+	v.queueDepth = in.queue.Depth()
+	if at, ok := in.queue.Oldest(); ok {
+		v.queueOldest = max(0, now.Sub(at))
+	}
+	in.queueMu.Unlock()
+	v.cadence = in.wire.Cadence()
+	if v.synced {
+		v.silence, v.silenceKnown = in.wire.Silence(now)
+	}
+	switch {
+	case in.wire.Unserved():
+		v.state = catalog.StateUnserved
+		return v
+	case in.opaque || in.proof.Opaque():
+		v.state = catalog.StateOpaqueRV
+		return v
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	env := in.env(sp, now)
+	if c := in.res.canary.Load(); c != nil {
+		env.Overdue = c.overdue(in, now, canaryOverdue)
+	}
+	pv := in.proof.Snapshot(env)
+	v.rv, v.rvKnown = pv.RV, pv.RVKnown
+	if pv.Ahead {
+		v.state = catalog.StateAheadOfHead
+	}
+	if len(sp.core.Sources()) == 0 && sp.core.Reference() < 0 {
+		return v // no head probe: lag and staleness are not computed
+	}
+	if age, ok := sp.core.HeadAge(now); !ok || age > sp.core.UnknownAfter() {
+		if v.state == catalog.StateOK {
+			v.state = catalog.StateHeadUnknown // not yet, or no longer, answered
+		}
+		return v
+	}
+	if c := in.res.canary.Load(); c != nil && !pv.Ahead {
+		// a write answered after this informer delivered it proves it fresh
+		// before the informer applies anything else
+		if sent := c.proof(in); sent.After(pv.Fresh) {
+			pv.Fresh, pv.FreshKnown = sent, true
+		}
+	}
+	if pv.FreshKnown {
+		v.staleness, v.stalenessKnown = now.Sub(pv.Fresh), true
+	}
+	v.lag, v.lagKnown = pv.Lag, pv.LagKnown
+	v.proofPeriod, v.proofKnown = pv.ProofPeriod, pv.ProofPeriodKnown
+	return v
+}

@@ -236,11 +236,14 @@ func TestObjectKeyDistinct(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			key := string(k.(cache.ExplicitKey))
+			key := k.(*keyObject).GetName()
+			if storeKey, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(k); storeKey != key {
+				t.Fatalf("the store keys %v by %q, not its digest", id, storeKey)
+			}
 			if len(key) != keyBytes {
 				t.Fatalf("key of %v is %d bytes, want %d", id, len(key), keyBytes)
 			}
-			if again, _ := objectKey(o.DeepCopy()); string(again.(cache.ExplicitKey)) != key {
+			if again, _ := objectKey(o.DeepCopy()); again.(*keyObject).GetName() != key {
 				t.Fatalf("%v keyed twice differently", id)
 			}
 			if prev, dup := seen[key]; dup {

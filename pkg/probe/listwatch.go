@@ -27,7 +27,7 @@ import (
 // answer through.
 type listerWatcher struct {
 	inner       cache.ListerWatcherWithContext
-	state       *informerState
+	state       *informer
 	noWatchList bool
 }
 
@@ -50,22 +50,20 @@ func (lw *listerWatcher) Watch(options metav1.ListOptions) (watch.Interface, err
 // ListWithContext times every page; the last page completes the list.
 func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	s := lw.state
-	start := s.t.clock.Now()
+	start := s.res.clock.Now()
 	if options.Continue == "" {
-		s.startList(start, options.ResourceVersion != "")
+		s.listStarted(start, options.ResourceVersion == "")
 	}
 	obj, err := lw.inner.ListWithContext(ctx, options)
-	now := s.t.clock.Now()
+	now := s.res.clock.Now()
 	if err != nil {
-		s.t.observeList(catalog.KindList, catalog.ResultError, now.Sub(start))
-		s.failList(err)
+		s.res.observeList(catalog.KindList, listResult(err), now.Sub(start))
+		s.listFailed(err)
 		return obj, err
 	}
-	s.t.observeList(catalog.KindList, catalog.ResultSuccess, now.Sub(start))
+	s.res.observeList(catalog.KindList, catalog.ResultSuccess, now.Sub(start))
 	if list, lerr := meta.ListAccessor(obj); lerr == nil && list.GetContinue() == "" {
-		if s.endList(list.GetResourceVersion(), now) {
-			defer s.settle() // the reflector replaces its store with the list next
-		}
+		s.listEnded(list.GetResourceVersion(), now)
 	}
 	return obj, nil
 }
@@ -74,18 +72,18 @@ func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 // initial events, and instruments the stream it returns.
 func (lw *listerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 	s := lw.state
-	start := s.t.clock.Now()
+	start := s.res.clock.Now()
 	initial := options.SendInitialEvents != nil && *options.SendInitialEvents
 	if initial {
-		s.startList(start, options.ResourceVersion != "")
+		s.listStarted(start, options.ResourceVersion == "")
 	}
 	w, err := lw.inner.WatchWithContext(ctx, options)
 	if err != nil {
 		if initial {
-			s.t.observeList(catalog.KindWatchList, catalog.ResultError, s.t.clock.Now().Sub(start))
-			s.failList(err)
+			s.res.observeList(catalog.KindWatchList, listResult(err), s.res.clock.Now().Sub(start))
+			s.listFailed(err)
 		} else {
-			s.failWatch(err)
+			s.watchFailed(err)
 		}
 		return w, err
 	}
@@ -108,7 +106,7 @@ type instrumentedWatch struct {
 	out      chan watch.Event
 	done     chan struct{}
 	stopOnce sync.Once
-	state    *informerState
+	state    *informer
 	initial  bool // streaming the initial events of a watch-list
 	start    time.Time
 	deadline time.Time // when the watch's timeout ends it; zero: none
@@ -125,7 +123,7 @@ func (w *instrumentedWatch) Stop() {
 
 func (w *instrumentedWatch) run() {
 	defer close(w.out)
-	defer w.state.watchEnded()
+	defer func() { w.state.watchEnded(w.state.res.clock.Now()) }()
 	in := w.inner.ResultChan()
 	for {
 		select {
@@ -139,9 +137,6 @@ func (w *instrumentedWatch) run() {
 			queued := w.observe(ev)
 			select {
 			case w.out <- ev:
-				if queued && ev.Type == watch.Bookmark {
-					w.state.settle() // no handler hears of a bookmark
-				}
 			case <-w.done:
 				if queued {
 					w.state.unqueueLast()
@@ -157,16 +152,16 @@ func (w *instrumentedWatch) run() {
 // failStream records a watch-list that ended before its initial events did.
 func (w *instrumentedWatch) failStream(err error) {
 	w.initial = false
-	t := w.state.t
-	t.observeList(catalog.KindWatchList, catalog.ResultError, t.clock.Now().Sub(w.start))
-	w.state.failList(err)
+	r := w.state.res
+	r.observeList(catalog.KindWatchList, listResult(err), r.clock.Now().Sub(w.start))
+	w.state.listFailed(err)
 }
 
 // observe records ev as it passes and reports whether it waits in the
 // store queue.
 func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 	s := w.state
-	now := s.t.clock.Now()
+	now := s.res.clock.Now()
 	switch ev.Type {
 	case watch.Error:
 		err := errorFromEvent(ev)
@@ -174,7 +169,7 @@ func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 			w.failStream(err)
 			return false
 		}
-		s.failWatch(err)
+		s.watchFailed(err)
 	case watch.Bookmark:
 		obj, ok := ev.Object.(metav1.Object)
 		if !ok {
@@ -183,19 +178,19 @@ func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 		if w.initial {
 			if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 				w.initial = false
-				s.t.observeList(catalog.KindWatchList, catalog.ResultSuccess, now.Sub(w.start))
+				s.res.observeList(catalog.KindWatchList, catalog.ResultSuccess, now.Sub(w.start))
 				s.watchOpened(now, w.deadline) // the stream goes on as the watch
-				return s.endList(obj.GetResourceVersion(), now)
+				return s.listEnded(obj.GetResourceVersion(), now)
 			}
 			return false
 		}
-		return s.observeEvent(obj, now, false)
+		return s.received(obj, now, false)
 	case watch.Added, watch.Modified, watch.Deleted:
 		if w.initial {
 			return false // part of the initial state, not a delivery
 		}
 		if obj, ok := ev.Object.(metav1.Object); ok {
-			return s.observeEvent(obj, now, true)
+			return s.received(obj, now, true)
 		}
 	}
 	return false

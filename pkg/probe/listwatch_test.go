@@ -78,8 +78,8 @@ type lwRig struct {
 	t     *testing.T
 	clock *clocktesting.FakeClock
 	mon   *Monitor
-	tr    *tracker
-	is    *informerState
+	tr    *resource
+	is    *informer
 	inner *scriptedLW
 	lw    cache.ListerWatcherWithContext
 }
@@ -176,9 +176,9 @@ func (r *lwRig) check(name string, w lwWant) {
 	if got := testutil.ToFloat64(m.WatchStarts.WithLabelValues("configmaps")); got != w.watchStarts {
 		r.t.Errorf("%s: watch starts %v, want %v", name, got, w.watchStarts)
 	}
-	r.is.mu.Lock()
-	rv := r.is.rv
-	r.is.mu.Unlock()
+	r.is.proofMu.Lock()
+	rv := r.is.proof.RV()
+	r.is.proofMu.Unlock()
 	if rv != w.informerRV {
 		r.t.Errorf("%s: informer RV %d, want %d", name, rv, w.informerRV)
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
 )
 
 // defaultSpace is the RV space of every resource not configured otherwise:
@@ -28,7 +29,8 @@ const defaultSpace = "cluster"
 
 // Options configure a Monitor. Zero values take the defaults.
 type Options struct {
-	// Clock drives every measurement; tests pass a fake one.
+	// Clock drives every measurement and the monitor's schedule; tests
+	// pass a fake one.
 	Clock clock.WithTicker
 	// ProbeInterval is the period of each RV space's head probe (default 5s,
 	// jittered by up to 10 %).
@@ -76,8 +78,8 @@ func (o *Options) defaults() {
 }
 
 // Monitor measures how far informer caches trail the API server. It keeps
-// one tracker per watched resource and one head probe per RV space, and
-// exports everything under the catalog's names.
+// one resource per watched resource (with its informers) and one head
+// probe per RV space, and exports everything under the catalog's names.
 type Monitor struct {
 	opts    Options
 	metrics *metrics
@@ -87,11 +89,11 @@ type Monitor struct {
 	headClient metadata.Interface // nil: no head probe
 	headErr    error
 
-	mu       sync.Mutex
-	spaces   map[string]*space
-	trackers map[string]*tracker
+	mu        sync.Mutex
+	spaces    map[string]*space
+	resources map[string]*resource
 	// recordDeliveries: stale-read checks are on, so informers record
-	// when they delivered each recent version (see deliveries)
+	// when they delivered each object's version (see deliveries)
 	recordDeliveries bool
 }
 
@@ -99,11 +101,11 @@ type Monitor struct {
 func New(opts Options) *Monitor {
 	opts.defaults()
 	return &Monitor{
-		opts:     opts,
-		metrics:  newMetrics(),
-		start:    opts.Clock.Now(),
-		spaces:   map[string]*space{},
-		trackers: map[string]*tracker{},
+		opts:      opts,
+		metrics:   newMetrics(),
+		start:     opts.Clock.Now(),
+		spaces:    map[string]*space{},
+		resources: map[string]*resource{},
 	}
 }
 
@@ -132,23 +134,23 @@ type Resource struct {
 // NewInformer returns an instrumented informer of r across all namespaces
 // that fetches metadata only and keeps the least the signals need: digests
 // of object keys, or with convergence, identity and generations (see
-// Resource.ObservedGenerationPath). Its event handlers receive
-// cache.ExplicitKey values (16-byte digests of "namespace/name") or, with
-// convergence, internal objects: it is a measuring instrument, not a cache to read from (use
-// Instrument for that). cfg is the client configuration of its List and
-// Watch calls. Run it like any informer.
+// Resource.ObservedGenerationPath). Its event handlers receive internal
+// objects (a digest of "namespace/name" and the resource version, or with
+// convergence, identity and generations): it is a measuring instrument,
+// not a cache to read from (use Instrument for that). cfg is the client configuration
+// of its List and Watch calls, and of its freshness reads: they share its
+// connection, so they reach the API server whose watch cache feeds it. Run
+// it like any informer.
 func (m *Monitor) NewInformer(cfg *rest.Config, r Resource) (cache.SharedIndexInformer, error) {
-	t := m.track(r.GVR, r.Space)
-	// the freshness reads go over the informer's own connection: they must
-	// reach the API server whose watch cache feeds it
+	res := m.track(r.GVR, r.Space)
 	reads, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("metadata client for %s: %w", t.name, err)
+		return nil, fmt.Errorf("metadata client for %s: %w", res.name, err)
 	}
 	if r.ObservedGenerationPath != "" {
-		return m.newConvergenceInformer(cfg, r.GVR, t, r.ObservedGenerationPath, metadataHead(reads, r.GVR))
+		return m.newConvergenceInformer(cfg, r.GVR, res, r.ObservedGenerationPath, metadataHead(reads, r.GVR))
 	}
-	return m.newKeyInformer(reads, r.GVR, t), nil
+	return m.newKeyInformer(reads, r.GVR, res), nil
 }
 
 // Instrument measures an informer of your own: it wraps lw, the
@@ -159,41 +161,44 @@ func (m *Monitor) NewInformer(cfg *rest.Config, r Resource) (cache.SharedIndexIn
 // namespace, typed and metadata ones) are each measured, and the resource
 // reports the worst; a stopped informer leaves the measurement.
 func (m *Monitor) Instrument(gvr schema.GroupVersionResource, lw cache.ListerWatcher, build func(cache.ListerWatcher) cache.SharedIndexInformer) cache.SharedIndexInformer {
-	t := m.track(gvr, "")
-	ilw := m.instrument(t, lw)
+	r := m.track(gvr, "")
+	ilw := m.instrument(r, lw)
 	if client, err := m.head(); err == nil && client != nil {
+		// the freshness reads ride the head probe's connection, which may
+		// reach another API server than the informer's: they make caches
+		// catch up, but a bookmark after one proves nothing about its head
 		ilw.state.freshen = metadataHead(client, gvr)
 	}
 	inf := build(ilw)
-	m.observe(ilw.state, inf)
+	ilw.state.attach(inf, m.opts.Logger)
 	return inf
 }
 
-// track returns the tracker of gvr in RV space spaceName ("" for the
-// default), creating it (and, with a head probe, the resource's head
-// source) on first use.
-func (m *Monitor) track(gvr schema.GroupVersionResource, spaceName string) *tracker {
+// track returns the resource gvr in RV space spaceName ("" for the
+// default), creating it (and, with a head probe, its head source) on first
+// use.
+func (m *Monitor) track(gvr schema.GroupVersionResource, spaceName string) *resource {
 	name := resourceName(gvr.GroupResource())
 	m.mu.Lock()
-	t, ok := m.trackers[name]
+	r, ok := m.resources[name]
 	if !ok {
 		s := m.space(spaceName)
-		t = newTracker(name, m.opts.Clock, s, m.metrics, m.opts.ProbeInterval)
-		t.recordDeliveries.Store(m.recordDeliveries)
-		s.addTracker(t)
-		m.trackers[name] = t
+		r = newResource(name, m.opts.Clock, s, m.metrics, m.opts.ProbeInterval)
+		r.recordDeliveries.Store(m.recordDeliveries)
+		s.addResource(r)
+		m.resources[name] = r
 	}
 	m.mu.Unlock()
 	if ok || m.opts.HeadProbe == nil {
-		return t
+		return r
 	}
 	client, err := m.head()
 	if err != nil {
 		m.opts.Logger.Error(err, "no head probe: its client cannot be built")
-		return t
+		return r
 	}
-	t.currentSpace().addSource(name, metadataHead(client, gvr))
-	return t
+	r.space.Load().addSource(name, metadataHead(client, gvr))
+	return r
 }
 
 // head returns the head probe's client, built once on a connection of its
@@ -215,76 +220,69 @@ func (m *Monitor) space(name string) *space {
 	}
 	s, ok := m.spaces[name]
 	if !ok {
-		s = &space{
-			name:     name,
-			timeline: newTimeline(m.opts.timelineCapacity, m.start),
-			clock:    m.opts.Clock,
-			metrics:  m.metrics,
-			log:      m.opts.Logger.WithValues("space", name),
-			interval: m.opts.ProbeInterval,
-			split:    m.split,
-		}
+		s = newSpace(name, m.opts.timelineCapacity, m.start, m.opts.ProbeInterval, m.opts.Logger.WithValues("space", name))
 		m.spaces[name] = s
 	}
 	return s
 }
 
-// split moves resource, found to answer from another etcd than its space,
-// to an RV space of its own named after it, and returns that space.
-func (m *Monitor) split(resource string) *space {
+// split moves the resource of src, found to answer from another etcd than
+// its space, to an RV space of its own named after it, with src as its head
+// source. What its informers proved in the old space proves nothing.
+func (m *Monitor) split(src headSource) {
 	m.mu.Lock()
-	own := m.space(resource)
-	t := m.trackers[resource]
+	own := m.space(src.resource)
+	r := m.resources[src.resource]
 	m.mu.Unlock()
-	if t != nil {
-		t.moveTo(own)
+	own.addSource(src.resource, src.read)
+	if r == nil {
+		return
 	}
-	return own
+	old := r.space.Swap(own)
+	if old != own {
+		old.removeResource(r)
+		own.addResource(r)
+	}
+	for _, in := range r.informerList() {
+		in.proofMu.Lock()
+		in.proof.Reset()
+		in.proofMu.Unlock()
+	}
 }
 
-// tracked returns the tracker of a resource already watched.
-func (m *Monitor) tracked(gvr schema.GroupVersionResource) (*tracker, error) {
+// resource returns a resource already watched.
+func (m *Monitor) tracked(gvr schema.GroupVersionResource) (*resource, error) {
 	name := resourceName(gvr.GroupResource())
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t, ok := m.trackers[name]
+	r, ok := m.resources[name]
 	if !ok {
 		return nil, fmt.Errorf("%s is not watched by this monitor: create its informer first", name)
 	}
-	return t, nil
+	return r, nil
 }
 
-// instrument wraps the ListerWatcher of one more informer of t's resource
-// so that everything it lists and watches is measured.
-func (m *Monitor) instrument(t *tracker, lw cache.ListerWatcher) *listerWatcher {
-	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), state: t.newInformer(), noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
+// resourceOf returns the resource named name, or nil.
+func (m *Monitor) resourceOf(name string) *resource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.resources[name]
 }
 
-// observe connects an informer to its state: it counts the cached objects
-// and reports the informer's sync state and whether it stopped. Call it
-// before the informer starts.
-func (m *Monitor) observe(s *informerState, inf cache.SharedIndexInformer) {
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.objects.Add(1); s.stored(obj) },
-		UpdateFunc: func(_, obj any) { s.stored(obj) },
-		DeleteFunc: func(obj any) { s.objects.Add(-1); s.stored(obj) },
-	})
-	s.mu.Lock()
-	s.synced, s.stopped = inf.HasSynced, inf.IsStopped
-	s.storeRV = inf.GetStore().LastStoreSyncResourceVersion
-	s.mu.Unlock()
-	log := m.opts.Logger.WithValues("resource", s.t.name)
-	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		log.Error(err, "list/watch failed; the informer retries with backoff")
-	})
+// instrument wraps the ListerWatcher of one more informer of r so that
+// everything it lists and watches is measured.
+func (m *Monitor) instrument(r *resource, lw cache.ListerWatcher) *listerWatcher {
+	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), state: r.newInformer(), noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
 }
 
-// Start probes the head of every RV space each probe interval, and makes
-// quiet resources' bookmarks prove freshness (see freshen), until ctx
-// ends; it makes the Monitor a controller-runtime manager.Runnable. Spaces
-// that gain their first head source later (informers created on demand, as
-// a controller-runtime cache does) start being probed within one interval.
-// Without Options.HeadProbe only the freshness reads of informers built by
+// Start probes the head of every RV space each probe interval, drains what
+// informers' stores applied without telling a handler (bookmarks, list
+// ends) once a second, and makes quiet resources' bookmarks prove
+// freshness (see freshen), until ctx ends; it makes the Monitor a
+// controller-runtime manager.Runnable. Spaces that gain their first head
+// source later (informers created on demand, as a controller-runtime cache
+// does) start being probed within one interval. Without Options.HeadProbe
+// only the draining and the freshness reads of informers built by
 // NewInformer run.
 func (m *Monitor) Start(ctx context.Context) error {
 	if _, err := m.head(); err != nil {
@@ -303,9 +301,7 @@ func (m *Monitor) Start(ctx context.Context) error {
 				}
 				started[s] = true
 				wg.Go(func() {
-					wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
-						s.probe(ctx, m.opts.ProbeTimeout)
-					}, m.opts.ProbeInterval, 0.1, true)
+					wait.JitterUntilWithContext(ctx, func(ctx context.Context) { m.probe(ctx, s) }, m.opts.ProbeInterval, 0.1, true)
 				})
 			}
 		}
@@ -324,31 +320,28 @@ func (m *Monitor) Start(ctx context.Context) error {
 	}
 }
 
-// drainStores counts the deltas that informer stores applied without a
-// notification (bookmarks, list ends) once a second, so that a quiet
-// resource's bookmark proves freshness without waiting for a scrape.
+// drainStores drains, for every informer, what its store applied without
+// telling a handler (bookmarks, list ends), so that a quiet resource's
+// bookmark proves freshness without waiting for a notification.
 func (m *Monitor) drainStores() {
-	for _, t := range m.trackerList() {
-		for _, s := range t.informerList() {
-			s.kick()
+	for _, r := range m.resourceList() {
+		for _, in := range r.informerList() {
+			in.drainStore()
 		}
 	}
 }
 
-// trackerList returns the trackers.
-func (m *Monitor) trackerList() []*tracker {
+// resourceList returns the resources, sorted by name.
+func (m *Monitor) resourceList() []*resource {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	ts := make([]*tracker, 0, len(m.trackers))
-	for _, t := range m.trackers {
-		ts = append(ts, t)
+	rs := make([]*resource, 0, len(m.resources))
+	for _, r := range m.resources {
+		rs = append(rs, r)
 	}
-	return ts
+	m.mu.Unlock()
+	slices.SortFunc(rs, func(a, b *resource) int { return strings.Compare(a.name, b.name) })
+	return rs
 }
-
-// freshenLead is how long before a quiet informer's next bookmark its
-// freshness read is sent.
-const freshenLead = 8 * time.Second
 
 // freshen makes the next bookmark of every quiet informer prove freshness.
 // A bookmark carries the resource version of the API server's watch cache,
@@ -362,34 +355,27 @@ const freshenLead = 8 * time.Second
 // freshness); each read is a head sample too.
 func (m *Monitor) freshen(ctx context.Context, wg *sync.WaitGroup) {
 	now := m.opts.Clock.Now()
-	for _, t := range m.trackerList() {
-		for _, s := range t.informerList() {
-			if !s.due(now, freshenLead) {
+	for _, r := range m.resourceList() {
+		for _, in := range r.informerList() {
+			if !in.freshenDue(now, proof.FreshenLead) {
 				continue
 			}
-			s.mu.Lock()
-			s.freshening, s.freshenedAt = true, now
-			read := s.freshen
-			s.mu.Unlock()
 			wg.Go(func() {
-				defer func() {
-					s.mu.Lock()
-					s.freshening = false
-					s.mu.Unlock()
-				}()
-				sp := t.currentSpace()
-				src, ok := sp.sourceOf(t.name)
-				if !ok {
-					src = headSource{resource: t.name, id: mixedSources}
-				}
-				rctx, cancel := context.WithTimeout(ctx, freshenLead/2)
+				rctx, cancel := context.WithTimeout(ctx, proof.FreshenLead/2)
 				sent := m.opts.Clock.Now()
-				rvs, err := read(rctx)
+				rvs, err := in.freshen(rctx)
 				cancel()
-				if err != nil && ctx.Err() != nil {
-					return
+				recv := m.opts.Clock.Now()
+				var head uint64
+				var integer, answered bool
+				sp := r.space.Load()
+				if src, ok := sp.sourceOf(r.name); ok && (err == nil || ctx.Err() == nil) {
+					head, integer, answered = m.sample(sp, src, rvs, err, sent, recv, false)
+				} else if err == nil {
+					head, integer = proof.ParseRV(rvs)
+					answered = true
 				}
-				sp.observe(src, rvs, err, sent, m.opts.Clock.Now())
+				in.freshened(head, recv, answered && integer)
 			})
 		}
 	}
@@ -398,27 +384,23 @@ func (m *Monitor) freshen(ctx context.Context, wg *sync.WaitGroup) {
 // probedSpaces returns the spaces that have a head source.
 func (m *Monitor) probedSpaces() []*space {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*space
+	spaces := make([]*space, 0, len(m.spaces))
 	for _, s := range m.spaces {
-		s.mu.Lock()
-		if len(s.sources) > 0 {
-			out = append(out, s)
-		}
-		s.mu.Unlock()
+		spaces = append(spaces, s)
 	}
-	return out
+	m.mu.Unlock()
+	slices.SortFunc(spaces, func(a, b *space) int { return strings.Compare(a.name, b.name) })
+	return slices.DeleteFunc(spaces, func(s *space) bool { return !s.probed() })
 }
 
 // snapshots returns the state of every resource, sorted by name. It reads
-// memory only and never blocks on the API server.
+// memory only, changes nothing and never blocks on the API server.
 func (m *Monitor) snapshots() []snapshot {
-	ts := m.trackerList()
-	slices.SortFunc(ts, func(a, b *tracker) int { return strings.Compare(a.name, b.name) })
+	rs := m.resourceList()
 	now := m.opts.Clock.Now()
-	out := make([]snapshot, 0, len(ts))
-	for _, t := range ts {
-		if sn, ok := t.snapshot(now); ok {
+	out := make([]snapshot, 0, len(rs))
+	for _, r := range rs {
+		if sn, ok := r.snapshot(now); ok {
 			out = append(out, sn)
 		}
 	}

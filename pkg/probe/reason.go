@@ -36,6 +36,18 @@ func reasonOf(err error) string {
 	return catalog.ReasonOther
 }
 
+// listResult is the result label of a List that returned err: a 404 is
+// the API server saying it does not serve the resource, not a failure.
+func listResult(err error) string {
+	switch {
+	case err == nil:
+		return catalog.ResultSuccess
+	case apierrors.IsNotFound(err):
+		return catalog.ResultNotFound
+	}
+	return catalog.ResultError
+}
+
 func isNetError(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne)

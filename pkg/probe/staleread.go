@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
 )
 
 // StaleReadOptions configure the sampled stale-read check (see StaleReads).
@@ -143,8 +144,8 @@ func (m *Monitor) StaleReads(opts StaleReadOptions, cfg *rest.Config) (*StaleRea
 	}
 	m.mu.Lock()
 	m.recordDeliveries = true
-	for _, t := range m.trackers {
-		t.recordDeliveries.Store(true)
+	for _, r := range m.resources {
+		r.recordDeliveries.Store(true)
 	}
 	m.mu.Unlock()
 	return c, nil
@@ -194,7 +195,7 @@ func (c *StaleReads) Check(ctx context.Context, r StaleRead, read func() (metav1
 		return err
 	}
 	lctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	live, liveErr := c.live.Resource(r.GVR).Namespace(r.Namespace).Get(lctx, r.Name, metav1.GetOptions{})
+	live, liveRV, liveErr := c.liveRead(lctx, r)
 	cancel()
 	liveAt := clk.Now()
 	cached, err := read()
@@ -202,53 +203,95 @@ func (c *StaleReads) Check(ctx context.Context, r StaleRead, read func() (metav1
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if liveErr != nil && !apierrors.IsNotFound(liveErr) {
+	if liveErr != nil {
 		obs.failed.Inc()
 		c.m.opts.Logger.V(1).Info("stale-read check: live read failed", "resource", resource, "namespace", r.Namespace, "name", r.Name, "err", liveErr)
 		return err
 	}
 	obs.checked.Inc()
-	var liveObj metav1.Object
-	if liveErr == nil {
-		liveObj = live
-	}
 	if err != nil {
 		cached = nil
 	}
-	reason, liveRV := staleReason(cached, liveObj)
+	var applied uint64
+	res := c.m.resourceOf(resource)
+	if res != nil {
+		applied = res.appliedRV()
+	}
+	reason, behindRV := staleReason(cached, live, liveRV, applied)
 	if reason == "" {
 		return err
 	}
 	obs.reasons[reason].Inc()
-	if reason == catalog.StaleRVBehind {
-		if t := c.m.trackerOf(resource); t != nil {
-			if commit, ok := t.committedBy(liveRV, liveAt, liveAt); ok {
-				obs.behind.Observe(max(0, liveAt.Sub(commit).Seconds()))
-			}
+	if reason == catalog.StaleRVBehind && res != nil {
+		sp := res.space.Load()
+		sp.mu.Lock()
+		commit, ok := proof.CommittedBy(sp.core, behindRV, liveAt, liveAt)
+		sp.mu.Unlock()
+		if ok {
+			obs.behind.Observe(max(0, liveAt.Sub(commit).Seconds()))
 		}
 	}
 	return err
 }
 
-// staleReason compares a cache read with the live read made before it (nil
-// for an object that is absent) and says how the cache was stale, "" when
-// it was not; for rv_behind it returns the live resource version. A cache
-// newer than the live read is fresh: a write landed in between.
-func staleReason(cached, live metav1.Object) (string, uint64) {
+// liveRead reads the object r names consistently, as a list of it (field
+// selector metadata.name): the list's resource version is the head at the
+// read, which tells whether a cache read that differs is older or newer. It
+// returns the object (nil when absent) and that head (0: not an integer).
+func (c *StaleReads) liveRead(ctx context.Context, r StaleRead) (metav1.Object, uint64, error) {
+	list, err := c.live.Resource(r.GVR).Namespace(r.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + r.Name})
+	if err != nil {
+		return nil, 0, err
+	}
+	head, _ := proof.ParseRV(list.GetResourceVersion())
+	for i := range list.Items {
+		if o := &list.Items[i]; o.GetName() == r.Name {
+			return o, head, nil
+		}
+	}
+	return nil, head, nil
+}
+
+// staleReason compares a cache read with the consistent live read made
+// before it (live nil for an object that is absent; head, the head at the
+// live read, 0 when unknown) and says how the cache was stale, "" when it
+// was not; for rv_behind it returns the live resource version. applied is
+// the highest RV the resource's informers hold. A cache newer than the live
+// read is fresh, never stale: a write landed between the two reads (an
+// object the cache holds above the live read's head was written after it;
+// an object the cache lacks although it holds the live version was deleted
+// after it).
+func staleReason(cached, live metav1.Object, head, applied uint64) (string, uint64) {
+	var c, l uint64
+	var okC, okL bool
+	if cached != nil {
+		c, okC = proof.ParseRV(cached.GetResourceVersion())
+	}
+	if live != nil {
+		l, okL = proof.ParseRV(live.GetResourceVersion())
+	}
+	newer := okC && head != 0 && c > head
 	switch {
 	case cached == nil && live == nil:
 		return "", 0
 	case live == nil:
+		if newer {
+			return "", 0
+		}
 		return catalog.StaleDeletedLive, 0
 	case cached == nil:
+		if okL && applied >= l {
+			return "", 0
+		}
 		return catalog.StaleMissing, 0
 	case cached.GetUID() != live.GetUID():
+		if newer {
+			return "", 0
+		}
 		return catalog.StaleReplaced, 0
 	}
 	// resource versions that are not integers (extension API servers)
 	// cannot be ordered: only identity is judged
-	c, okC := parseRV(cached.GetResourceVersion())
-	l, okL := parseRV(live.GetResourceVersion())
 	if okC && okL && c < l {
 		return catalog.StaleRVBehind, l
 	}
@@ -264,12 +307,12 @@ func (c *StaleReads) observeDelay(obs *staleObservers, resource string, r StaleR
 	if !r.Trigger || err != nil || cached == nil {
 		return
 	}
-	rv, ok := parseRV(cached.GetResourceVersion())
-	t := c.m.trackerOf(resource)
-	if !ok || t == nil {
+	rv, ok := proof.ParseRV(cached.GetResourceVersion())
+	res := c.m.resourceOf(resource)
+	if !ok || res == nil {
 		return
 	}
-	if at, ok := t.deliveredAt(rv); ok && !at.After(called) {
+	if at, ok := res.deliveredAt(keyHash(cached.GetNamespace(), cached.GetName()), rv); ok && !at.After(called) {
 		obs.delay.Observe(called.Sub(at).Seconds())
 	}
 }
@@ -298,102 +341,73 @@ func (c *StaleReads) observers(resource string) *staleObservers {
 	return o
 }
 
-// trackerOf returns the tracker of a resource the monitor measures, or nil.
-func (m *Monitor) trackerOf(resource string) *tracker {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.trackers[resource]
+// appliedRV returns the highest RV the resource's informers' stores hold.
+func (r *resource) appliedRV() uint64 {
+	var rv uint64
+	for _, in := range r.informerList() {
+		in.proofMu.Lock()
+		rv = max(rv, in.proof.RV())
+		in.proofMu.Unlock()
+	}
+	return rv
 }
 
-// committedBy returns a time by which rv was committed, from the head
-// timeline of the resource's RV space: the answer of the first probe that
-// saw it, or known, a time already known to follow the commit, if that is
-// earlier. ok is false when the space has no current head (no head probe,
-// or it has not answered lately): the timeline then maps nothing.
-func (t *tracker) committedBy(rv uint64, known, now time.Time) (time.Time, bool) {
-	sp := t.currentSpace()
-	if age, ok := sp.headAge(now); !ok || age > sp.headUnknownAfter() {
-		return time.Time{}, false
-	}
-	if bound, _, ok := sp.timeline.commitBound(rv); ok && bound.Before(known) {
-		return bound, true
-	}
-	return known, true
-}
-
-// deliveredAt returns when an informer of the resource delivered the
-// version rv into its cache as a watch event (the latest such delivery, if
-// several informers did).
-func (t *tracker) deliveredAt(rv uint64) (time.Time, bool) {
+// deliveredAt returns when an informer of the resource applied the version
+// rv of the object with key hash key to its store (the latest such
+// delivery, if several informers did).
+func (r *resource) deliveredAt(key, rv uint64) (time.Time, bool) {
 	var at time.Time
 	found := false
-	for _, s := range t.informerList() {
-		s.mu.Lock()
-		if s.deliveries != nil {
-			if d, ok := s.deliveries.find(rv); ok && (!found || d.After(at)) {
+	for _, in := range r.informerList() {
+		in.proofMu.Lock()
+		if in.deliveries != nil {
+			if d, ok := in.deliveries.find(key, rv); ok && (!found || d.After(at)) {
 				at, found = d, true
 			}
 		}
-		s.mu.Unlock()
+		in.proofMu.Unlock()
 	}
 	return at, found
 }
 
-// deliveryCapacity bounds each informer's record of deliveries: 64 KiB,
-// the last 4096 watch events (8 s at 500 events/s).
-const deliveryCapacity = 4096
+// maxDeliveries bounds each informer's record of deliveries: one entry per
+// object (about 40 bytes); an informer of more objects starts its record
+// anew when it is full.
+const maxDeliveries = 1 << 18
 
-// deliveries records when an informer's watch delivered each of its recent
-// events, by resource version, in the order they came (ascending within
-// one history; a lower one resets it). It tells when a version entered the
-// cache, for the reconcile read delay. Kept only while stale-read checks
-// are on.
+// deliveries records, for each object (by key hash), the version an
+// informer last applied to its store and when: it tells when the version a
+// reconcile reads entered the cache, however long ago and whatever the
+// event rate since. Kept only while stale-read checks are on.
 type deliveries struct {
-	base  time.Time
-	rv    []uint64
-	at    []time.Duration // since base
-	start int             // index of the oldest entry
-	n     int
+	byKey map[uint64]delivered
 }
 
-func newDeliveries(base time.Time) *deliveries {
-	return &deliveries{base: base, rv: make([]uint64, deliveryCapacity), at: make([]time.Duration, deliveryCapacity)}
+type delivered struct {
+	rv uint64
+	at time.Time
 }
 
-func (d *deliveries) idx(i int) int { return (d.start + i) % len(d.rv) }
+func newDeliveries() *deliveries { return &deliveries{byKey: map[uint64]delivered{}} }
 
-// add records that the event of rv was delivered at at.
-func (d *deliveries) add(rv uint64, at time.Time) {
-	if d.n > 0 && rv <= d.rv[d.idx(d.n-1)] {
-		if rv == d.rv[d.idx(d.n-1)] {
-			return
-		}
-		d.start, d.n = 0, 0 // another history
+// add records that the version rv of the object with key hash key reached
+// the store at at.
+func (d *deliveries) add(key, rv uint64, at time.Time) {
+	if key == 0 {
+		return
 	}
-	if d.n == len(d.rv) {
-		d.start = (d.start + 1) % len(d.rv)
-		d.n--
+	if len(d.byKey) >= maxDeliveries {
+		clear(d.byKey)
 	}
-	i := d.idx(d.n)
-	d.rv[i], d.at[i] = rv, at.Sub(d.base)
-	d.n++
+	d.byKey[key] = delivered{rv: rv, at: at}
 }
 
-// find returns when the event of exactly rv was delivered.
-func (d *deliveries) find(rv uint64) (time.Time, bool) {
-	lo, hi := 0, d.n
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if d.rv[d.idx(mid)] < rv {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo == d.n || d.rv[d.idx(lo)] != rv {
+// find returns when the version rv of the object with key hash key reached
+// the store, if that is the version it last applied.
+func (d *deliveries) find(key, rv uint64) (time.Time, bool) {
+	v, ok := d.byKey[key]
+	if !ok || v.rv != rv {
 		return time.Time{}, false
 	}
-	return d.base.Add(d.at[d.idx(lo)]), true
+	return v.at, true
 }
-
-func (d *deliveries) reset() { d.start, d.n = 0, 0 }

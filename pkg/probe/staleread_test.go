@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
@@ -26,22 +27,28 @@ func objMeta(uid, rv string) metav1.Object {
 
 func TestStaleReason(t *testing.T) {
 	for _, c := range []struct {
-		name         string
-		cached, live metav1.Object
-		want         string
-		wantRV       uint64
+		name          string
+		cached, live  metav1.Object
+		head, applied uint64 // the live read's head; the informers' highest RV
+		want          string
+		wantRV        uint64
 	}{
-		{"both absent", nil, nil, "", 0},
-		{"same version", objMeta("a", "10"), objMeta("a", "10"), "", 0},
-		{"cache newer: a write landed between the reads", objMeta("a", "12"), objMeta("a", "10"), "", 0},
-		{"cache behind", objMeta("a", "9"), objMeta("a", "10"), catalog.StaleRVBehind, 10},
-		{"re-created", objMeta("a", "9"), objMeta("b", "10"), catalog.StaleReplaced, 0},
-		{"deleted live", objMeta("a", "9"), nil, catalog.StaleDeletedLive, 0},
-		{"not yet cached", nil, objMeta("a", "10"), catalog.StaleMissing, 0},
-		{"opaque versions: identity only", objMeta("a", "x1"), objMeta("a", "x2"), "", 0},
+		{"both absent", nil, nil, 10, 10, "", 0},
+		{"same version", objMeta("a", "10"), objMeta("a", "10"), 10, 10, "", 0},
+		{"cache newer: a write landed between the reads", objMeta("a", "12"), objMeta("a", "10"), 11, 12, "", 0},
+		{"cache behind", objMeta("a", "9"), objMeta("a", "10"), 10, 9, catalog.StaleRVBehind, 10},
+		{"re-created", objMeta("a", "9"), objMeta("b", "10"), 10, 9, catalog.StaleReplaced, 0},
+		{"deleted live", objMeta("a", "9"), nil, 10, 9, catalog.StaleDeletedLive, 0},
+		{"not yet cached", nil, objMeta("a", "10"), 10, 9, catalog.StaleMissing, 0},
+		{"opaque versions: identity only", objMeta("a", "x1"), objMeta("a", "x2"), 0, 0, "", 0},
+		// #26 row 9: a write landed between the live read and the cache read
+		{"re-created after the live read", objMeta("b", "12"), objMeta("a", "10"), 11, 12, "", 0},
+		{"created after the live read", objMeta("a", "12"), nil, 11, 12, "", 0},
+		{"deleted after the live read", nil, objMeta("a", "10"), 11, 12, "", 0},
+		{"live head unknown: identity judged", objMeta("b", "12"), objMeta("a", "10"), 0, 12, catalog.StaleReplaced, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, rv := staleReason(c.cached, c.live)
+			got, rv := staleReason(c.cached, c.live, c.head, c.applied)
 			if got != c.want || rv != c.wantRV {
 				t.Errorf("staleReason = %q, %d; want %q, %d", got, rv, c.want, c.wantRV)
 			}
@@ -49,32 +56,27 @@ func TestStaleReason(t *testing.T) {
 	}
 }
 
+// #26 row 10: the delivery of an object's version is remembered however
+// many events of other objects came since.
 func TestDeliveries(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	d := newDeliveries(t0)
-	for i := range deliveryCapacity + 10 {
-		d.add(uint64(100+2*i), t0.Add(time.Duration(i)*time.Millisecond))
+	d := newDeliveries()
+	d.add(keyHash("ns", "target"), 7, t0)
+	for i := range 100_000 { // a hot object's events
+		d.add(keyHash("ns", "hot"), uint64(10+i), t0.Add(time.Duration(i)*time.Millisecond))
 	}
-	if _, ok := d.find(100); ok {
-		t.Error("the oldest delivery survived a full ring")
+	if at, ok := d.find(keyHash("ns", "target"), 7); !ok || !at.Equal(t0) {
+		t.Errorf("find(target, 7) = %v, %v; want %v: lost to a hot object's events", at, ok, t0)
 	}
-	if at, ok := d.find(100 + 2*20); !ok || !at.Equal(t0.Add(20*time.Millisecond)) {
-		t.Errorf("find(140) = %v, %v; want %v", at, ok, t0.Add(20*time.Millisecond))
-	}
-	if _, ok := d.find(100 + 2*20 + 1); ok {
+	if _, ok := d.find(keyHash("ns", "target"), 8); ok {
 		t.Error("found a version never delivered")
 	}
-	last := uint64(100 + 2*(deliveryCapacity+9))
-	d.add(last, t0.Add(time.Hour)) // a repeat keeps the first delivery
-	if at, _ := d.find(last); !at.Equal(t0.Add(time.Duration(deliveryCapacity+9) * time.Millisecond)) {
-		t.Errorf("a repeated version moved its delivery to %v", at)
+	d.add(keyHash("ns", "target"), 9, t0.Add(time.Hour))
+	if _, ok := d.find(keyHash("ns", "target"), 7); ok {
+		t.Error("an older version is still the delivered one")
 	}
-	d.add(5, t0.Add(time.Hour)) // another history
-	if _, ok := d.find(last); ok {
-		t.Error("a lower version kept the previous history")
-	}
-	if at, ok := d.find(5); !ok || !at.Equal(t0.Add(time.Hour)) {
-		t.Errorf("find(5) = %v, %v after a reset", at, ok)
+	if at, ok := d.find(keyHash("ns", "target"), 9); !ok || !at.Equal(t0.Add(time.Hour)) {
+		t.Errorf("find(target, 9) = %v, %v", at, ok)
 	}
 }
 
@@ -96,7 +98,18 @@ func newTestStaleReads(t *testing.T, opts StaleReadOptions, objs ...*metav1.Part
 	for _, o := range objs {
 		ros = append(ros, o)
 	}
-	c.live = fake.NewSimpleMetadataClient(sc, ros...)
+	live := fake.NewSimpleMetadataClient(sc, ros...)
+	// a live read's list is at the head, above every object: the fake's
+	// tracker counts its own versions
+	live.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		la := a.(k8stesting.ListAction)
+		obj, err := live.Tracker().List(la.GetResource(), schema.GroupVersionKind{Group: "fake-metadata-client-group", Version: "v1"}, la.GetNamespace())
+		if l, ok := obj.(*metav1.List); ok {
+			l.ResourceVersion = "100"
+		}
+		return true, obj, err
+	})
+	c.live = live
 	return c, m, clk
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
 )
 
 // gatedStore is an informer of a scripted resource whose store cannot apply
@@ -28,7 +29,7 @@ type gatedStore struct {
 	clock  *clocktesting.FakeClock
 	mon    *Monitor
 	reg    *prometheus.Registry
-	tr     *tracker
+	tr     *resource
 	inf    cache.SharedIndexInformer
 	events *watch.FakeWatcher
 	head   atomic.Uint64
@@ -46,7 +47,7 @@ func newGatedStore(t *testing.T) *gatedStore {
 	}
 	gvr := testGVR("configmaps")
 	g.tr = g.mon.track(gvr, "")
-	g.tr.space.addSource(g.tr.name, func(context.Context) (string, error) {
+	g.tr.space.Load().addSource(g.tr.name, func(context.Context) (string, error) {
 		return strconv.FormatUint(g.head.Load(), 10), nil
 	})
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
@@ -72,7 +73,7 @@ func newGatedStore(t *testing.T) *gatedStore {
 	return g
 }
 
-func (g *gatedStore) probe() { g.tr.currentSpace().probe(context.Background(), time.Minute) }
+func (g *gatedStore) probe() { g.mon.probe(context.Background(), g.tr.space.Load()) }
 
 // modify delivers one Modified event per RV in (from, to] on the wire, each
 // of its own object.
@@ -88,9 +89,11 @@ func (g *gatedStore) snap() snapshot {
 	return sn
 }
 
-// waitQueue waits until the queue holds n deltas.
+// waitQueue waits until the queue holds n deltas, draining what the store
+// applied without a notification as the monitor's ticker does.
 func (g *gatedStore) waitQueue(n int) {
 	testenv.WaitFor(g.t, 30*time.Second, fmt.Sprintf("queue depth %d", n), func() (bool, error) {
+		g.mon.drainStores()
 		return g.snap().QueueDepth == n, nil
 	})
 }
@@ -149,70 +152,35 @@ func TestFreshnessCountsOnlyWhatTheStoreHolds(t *testing.T) {
 func TestStoreQueueOverflowKeepsDepthExact(t *testing.T) {
 	g := newGatedStore(t)
 	g.gated.Store(true)
-	g.modify(100, 100+3*storeQueueCap)
-	g.waitQueue(3 * storeQueueCap)
+	g.modify(100, 100+3*proof.QueueCap)
+	g.waitQueue(3 * proof.QueueCap)
 	if sn := g.snap(); sn.InformerRV != 100 {
 		t.Errorf("informer RV %d while the store holds 100", sn.InformerRV)
 	}
 	close(g.gate)
 	g.waitQueue(0)
-	if sn := g.snap(); sn.InformerRV != 100+3*storeQueueCap {
-		t.Errorf("informer RV %d after the store caught up; want %d", sn.InformerRV, 100+3*storeQueueCap)
+	if sn := g.snap(); sn.InformerRV != 100+3*proof.QueueCap {
+		t.Errorf("informer RV %d after the store caught up; want %d", sn.InformerRV, 100+3*proof.QueueCap)
 	}
 }
 
-func TestStoreQueuePopApplied(t *testing.T) {
-	var q storeQueue
-	var out [storeQueueCap]pendingDelta
-	a, b := keyHash("ns", "a"), keyHash("ns", "b")
-	q.push(pendingDelta{rv: 10, key: a, n: 1, kind: deltaEvent})
-	q.push(pendingDelta{rv: 11, n: 1, kind: deltaBookmark})
-	q.push(pendingDelta{rv: 12, key: b, n: 1, kind: deltaEvent})
-	q.push(pendingDelta{rv: 13, n: 1, kind: deltaBookmark})
-	if k := q.popApplied(0, b, false, &out); k != 0 {
-		t.Fatalf("a notification for b popped %d entries while a's is due first", k)
-	}
-	if k := q.popApplied(0, a, false, &out); k != 1 || out[0].rv != 10 {
-		t.Fatalf("a's notification popped %d entries (first rv %d); want 1 (rv 10)", k, out[0].rv)
-	}
-	if k := q.popApplied(0, b, false, &out); k != 2 || out[1].rv != 12 {
-		t.Fatalf("b's notification popped %d entries; want the bookmark before it and b's", k)
-	}
-	if k := q.popApplied(12, 0, false, &out); k != 0 {
-		t.Fatalf("store RV 12 popped the bookmark at 13")
-	}
-	if k := q.popApplied(13, 0, false, &out); k != 1 || q.depth != 0 {
-		t.Fatalf("store RV 13 popped %d, depth %d; want 1, 0", k, q.depth)
-	}
-	// overflow: 100 deltas in 32 entries, merged pairwise at an even
-	// resolution; the store inside the batches over-counts by at most one
-	for rv := uint64(101); rv <= 200; rv++ {
-		q.push(pendingDelta{rv: rv, key: rv, n: 1, kind: deltaEvent})
-	}
-	if q.depth != 100 || q.n > storeQueueCap {
-		t.Fatalf("100 deltas: depth %d in %d entries", q.depth, q.n)
-	}
-	var popped int
-	for {
-		k := q.popApplied(150, 0, false, &out)
-		if k == 0 {
-			break
-		}
-		for _, d := range out[:k] {
-			popped += d.n
-			if d.rv > 150 {
-				t.Fatalf("popped an entry up to RV %d with the store at 150", d.rv)
-			}
-		}
-	}
-	if popped+q.depth != 100 || q.depth < 50 || q.depth > 50+8 {
-		t.Errorf("store at RV 150 of 101…200: depth %d (popped %d); want 50 plus at most one entry", q.depth, popped)
-	}
+// The exporter's key informer stores a digest of each key and the RV:
+// notifications carry the RV, and the queue's key hash of an object
+// matches its digest's.
+func TestKeyObjectIdentity(t *testing.T) {
 	if keyHash("ns", "a") != storeKeyHash("ns/a") || keyHash("", "a") != storeKeyHash("a") {
 		t.Error("an object's key hash differs from its store key's")
 	}
-	digest, _ := objectKey(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
-	if keyHash("ns", "a") != digestHash(string(digest.(cache.ExplicitKey))) {
-		t.Error("an object's key hash differs from its digest key's (the key informer's notifications)")
+	obj, _ := objectKey(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", ResourceVersion: "42"}})
+	rv, key, ok := storedIdentity(obj)
+	if !ok || rv != 42 || key != keyHash("ns", "a") {
+		t.Errorf("a key object's identity: rv %d, key %x, %v; want 42, %x", rv, key, ok, keyHash("ns", "a"))
+	}
+	if again, _ := objectKey(obj); again != obj {
+		t.Error("the transform applied twice changed the key object")
+	}
+	tomb := cache.DeletedFinalStateUnknown{Key: obj.(*keyObject).GetName(), Obj: obj}
+	if rv, key, ok := storedIdentity(tomb); !ok || rv != 42 || key != keyHash("ns", "a") {
+		t.Errorf("a tombstone's identity: rv %d, key %x, %v", rv, key, ok)
 	}
 }

@@ -47,11 +47,16 @@ func TestSignalsAgainstKnownTimeline(t *testing.T) {
 	w.probe(15)
 	w.expect(15, 0, 0) // no event since the previous probe: lag 0; fresh as of the probe at 15s
 	// stall: the head moves on, nothing arrives
-	for s := 20.0; s <= 130; s += 5 {
-		w.others(10)
-		w.probe(s)
+	stall := func(from, to float64) {
+		for s := from; s <= to; s += 5 {
+			w.others(10)
+			w.probe(s)
+		}
 	}
-	w.expect(126, 0, 111) // silent for 119s: not yet two bookmark periods
+	stall(20, 75)
+	w.expect(76, 0, 61)   // silent for 69s: within a bookmark period and its slack (10s)
+	w.expect(78, 120, 63) // silent longer: everything since its RV may be missing (head 270 at 75s)
+	stall(80, 130)
 	w.expect(128, 230, 113)
 	// etcd restored: the head goes backwards
 	w.rv = 90
@@ -79,18 +84,18 @@ func TestRelistReasons(t *testing.T) {
 			testutil.ToFloat64(r.mon.metrics.Relists.WithLabelValues("configmaps", catalog.RelistError)),
 		}
 	}
-	r.is.startList(sec(0), true)
-	r.is.failList(errRefused)
-	r.is.startList(sec(2), true) // a retry of the initial list
+	r.is.listStarted(sec(0), false)
+	r.is.listFailed(errRefused)
+	r.is.listStarted(sec(2), false) // a retry of the initial list
 	if got := relists(); got != [3]float64{1, 0, 0} {
 		t.Errorf("initial list and its retry: %v", got)
 	}
-	r.is.endList("10", sec(3))
-	r.is.failWatch(errGone) // 410 inside a running watch
-	r.is.startList(sec(4), false)
-	r.is.endList("11", sec(5))
-	r.is.failWatch(errRefused)
-	r.is.startList(sec(6), false)
+	r.is.listEnded("10", sec(3))
+	r.is.watchFailed(errGone) // 410 inside a running watch
+	r.is.listStarted(sec(4), true)
+	r.is.listEnded("11", sec(5))
+	r.is.watchFailed(errRefused)
+	r.is.listStarted(sec(6), true)
 	if got := relists(); got != [3]float64{1, 1, 1} {
 		t.Errorf("after an expired and an error relist: %v", got)
 	}

@@ -27,8 +27,8 @@ type world struct {
 	clock *clocktesting.FakeClock
 	mon   *Monitor
 	gvr   schema.GroupVersionResource
-	tr    *tracker
-	is    *informerState
+	tr    *resource
+	is    *informer
 	rv    uint64 // etcd's revision: the head
 
 	probeErr  error         // the head probe fails with it when set
@@ -49,7 +49,7 @@ func newWorld(t *testing.T, start uint64) *world {
 	w.mon = New(Options{Clock: clk, ProbeInterval: probeEvery})
 	w.gvr = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	w.tr = w.mon.track(w.gvr, "")
-	w.tr.space.addSource(w.tr.name, w.headFunc)
+	w.tr.space.Load().addSource(w.tr.name, w.headFunc)
 	w.inner = &scriptedLW{}
 	lw := w.mon.instrument(w.tr, w.inner)
 	w.is, w.lw = lw.state, lw
@@ -75,7 +75,7 @@ func (w *world) at(s float64) { w.clock.SetTime(sec(s)) }
 // probe runs one head probe at s.
 func (w *world) probe(s float64) {
 	w.at(s)
-	w.tr.currentSpace().probe(context.Background(), time.Minute)
+	w.mon.probe(context.Background(), w.tr.space.Load())
 }
 
 // sync lists the resource consistently at s (RV ""), then opens a watch.

@@ -405,7 +405,7 @@ ClusterRole grants, so the exporter can check each scrape's bearer token
 {{- end }}
 
 {{/*
-The exporter's config file (exporter.Config, read strictly by the exporter:
+The exporter's config file (config.Config of exporter/config, read strictly by the exporter:
 keys here must exist there).
 */}}
 {{- define "rvsync-slo.config" -}}

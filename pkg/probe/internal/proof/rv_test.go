@@ -1,4 +1,4 @@
-package probe
+package proof
 
 import (
 	"cmp"
@@ -31,37 +31,47 @@ func TestParseRV(t *testing.T) {
 		{" 1", 0, false},
 		{"MTIz", 0, false}, // opaque token from an aggregated API
 	} {
-		got, ok := parseRV(c.in)
+		got, ok := ParseRV(c.in)
 		if got != c.want || ok != c.ok {
-			t.Errorf("parseRV(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("ParseRV(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }
 
-// FuzzParseRV checks parseRV against strconv and agrees with apimachinery's
+// FuzzParseRV checks ParseRV against strconv and agrees with apimachinery's
 // CompareResourceVersion wherever both accept the input.
 func FuzzParseRV(f *testing.F) {
 	for _, s := range []string{"0", "1", "007", "18446744073709551615", "18446744073709551616", "", "-5", "x1"} {
 		f.Add(s, "2")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		v, ok := parseRV(a)
+		v, ok := ParseRV(a)
 		if ok {
 			if back := strconv.FormatUint(v, 10); back != a {
-				t.Fatalf("parseRV(%q) = %d, which formats as %q", a, v, back)
+				t.Fatalf("ParseRV(%q) = %d, which formats as %q", a, v, back)
 			}
 		} else if u, err := strconv.ParseUint(a, 10, 64); err == nil && u > 0 && strconv.FormatUint(u, 10) == a {
-			t.Fatalf("parseRV(%q) rejected a canonical uint64", a)
+			t.Fatalf("ParseRV(%q) rejected a canonical uint64", a)
 		}
-		w, okB := parseRV(b)
+		w, okB := ParseRV(b)
 		if ok && okB {
 			want, err := resourceversion.CompareResourceVersion(a, b)
 			if err != nil {
-				t.Fatalf("parseRV accepts %q and %q but apimachinery says %v", a, b, err)
+				t.Fatalf("ParseRV accepts %q and %q but apimachinery says %v", a, b, err)
 			}
 			if got := cmp.Compare(v, w); got != want {
-				t.Fatalf("parseRV orders %q, %q as %d; apimachinery says %d", a, b, got, want)
+				t.Fatalf("ParseRV orders %q, %q as %d; apimachinery says %d", a, b, got, want)
 			}
 		}
 	})
+}
+
+func BenchmarkParseRV(b *testing.B) {
+	rvs := []string{"1", "4711", "123456789", "18446744073709551615"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ParseRV(rvs[i%len(rvs)]); !ok {
+			b.Fatal("not parsed")
+		}
+	}
 }

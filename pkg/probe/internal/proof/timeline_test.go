@@ -1,4 +1,4 @@
-package probe
+package proof
 
 import (
 	"testing"
@@ -10,11 +10,11 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func sec(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 
 func TestTimelineFreshAtAndCommitBound(t *testing.T) {
-	tl := newTimeline(16, t0)
+	tl := NewTimeline(16, t0)
 	// probes every 5 s, each answered 1 s after its request: heads 100,
 	// 100, 120, 150, 150, 200
 	for i, rv := range []uint64{100, 100, 120, 150, 150, 200} {
-		tl.add(sec(float64(5*i)), sec(float64(5*i+1)), rv, 0)
+		tl.Add(sec(float64(5*i)), sec(float64(5*i+1)), rv, 0)
 	}
 	fresh := []struct {
 		rv   uint64
@@ -30,7 +30,7 @@ func TestTimelineFreshAtAndCommitBound(t *testing.T) {
 		{1000, sec(25), true}, // ahead of every probe: fresh as of the latest request
 	}
 	for _, c := range fresh {
-		got, ok := tl.freshAt(c.rv)
+		got, ok := tl.FreshAt(c.rv)
 		if ok != c.ok || !got.Equal(c.want) {
 			t.Errorf("freshAt(%d) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
 		}
@@ -48,75 +48,75 @@ func TestTimelineFreshAtAndCommitBound(t *testing.T) {
 		{201, time.Time{}, false}, // not seen by any probe yet
 	}
 	for _, c := range bound {
-		got, _, ok := tl.commitBound(c.rv)
+		got, _, ok := tl.CommitBound(c.rv)
 		if ok != c.ok || !got.Equal(c.want) {
 			t.Errorf("commitBound(%d) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
 		}
 	}
-	if rv, at, ok := tl.latest(); !ok || rv != 200 || !at.Equal(sec(26)) {
+	if rv, at, ok := tl.Latest(); !ok || rv != 200 || !at.Equal(sec(26)) {
 		t.Errorf("latest() = %d, %v, %v", rv, at, ok)
 	}
 }
 
 func TestTimelineResetAndLowerHeads(t *testing.T) {
-	tl := newTimeline(8, t0)
-	tl.add(sec(0), sec(0), 500, 0)
-	tl.add(sec(5), sec(5), 600, 0)
-	tl.add(sec(10), sec(10), 300, 0) // a lower head is the space's to judge: ignored here
-	if rv, _, _ := tl.latest(); rv != 600 {
+	tl := NewTimeline(8, t0)
+	tl.Add(sec(0), sec(0), 500, 0)
+	tl.Add(sec(5), sec(5), 600, 0)
+	tl.Add(sec(10), sec(10), 300, 0) // a lower head is the space's to judge: ignored here
+	if rv, _, _ := tl.Latest(); rv != 600 {
 		t.Fatalf("latest %d after a lower head; want 600", rv)
 	}
-	tl.reset()
-	tl.add(sec(10), sec(10), 300, 0)
-	if got, _ := tl.freshAt(550); !got.Equal(sec(10)) {
+	tl.Reset()
+	tl.Add(sec(10), sec(10), 300, 0)
+	if got, _ := tl.FreshAt(550); !got.Equal(sec(10)) {
 		t.Errorf("freshAt(550) after reset = %v; old history leaked", got)
 	}
-	if _, _, ok := tl.commitBound(400); ok {
+	if _, _, ok := tl.CommitBound(400); ok {
 		t.Error("commitBound(400) found a sample from before the reset")
 	}
 }
 
 func TestTimelineSources(t *testing.T) {
-	tl := newTimeline(8, t0)
-	tl.add(sec(0), sec(0), 100, 0)
-	tl.add(sec(5), sec(5), 200, 1)
-	tl.add(sec(10), sec(10), 300, 1)
-	if src, ok := tl.soleSourceAbove(150); !ok || src != 1 {
+	tl := NewTimeline(8, t0)
+	tl.Add(sec(0), sec(0), 100, 0)
+	tl.Add(sec(5), sec(5), 200, 1)
+	tl.Add(sec(10), sec(10), 300, 1)
+	if src, _, ok := tl.SoleSourceAbove(150); !ok || src != 1 {
 		t.Errorf("soleSourceAbove(150) = %d, %v; want 1", src, ok)
 	}
-	if _, ok := tl.soleSourceAbove(50); ok {
+	if _, _, ok := tl.SoleSourceAbove(50); ok {
 		t.Error("soleSourceAbove(50): two sources saw heads above 50")
 	}
-	tl.add(sec(15), sec(15), 300, 0) // a second source sees 300 too
-	if _, ok := tl.soleSourceAbove(250); ok {
+	tl.Add(sec(15), sec(15), 300, 0) // a second source sees 300 too
+	if _, _, ok := tl.SoleSourceAbove(250); ok {
 		t.Error("soleSourceAbove(250): the run of 300 was seen by two sources")
 	}
-	tl.truncateAbove(150)
-	if rv, _, _ := tl.latest(); rv != 100 {
+	tl.TruncateAbove(150)
+	if rv, _, _ := tl.Latest(); rv != 100 {
 		t.Errorf("latest %d after truncateAbove(150)", rv)
 	}
 }
 
 func TestTimelineBoundedDropsOldest(t *testing.T) {
-	tl := newTimeline(4, t0)
+	tl := NewTimeline(4, t0)
 	for i := range 10 {
-		tl.add(sec(float64(i)), sec(float64(i)), uint64(100+i), 0)
+		tl.Add(sec(float64(i)), sec(float64(i)), uint64(100+i), 0)
 	}
-	if got := tl.droppedCount(); got != 6 {
+	if got := tl.Dropped(); got != 6 {
 		t.Errorf("droppedCount() = %d; want 6", got)
 	}
-	if _, ok := tl.freshAt(105); ok {
+	if _, ok := tl.FreshAt(105); ok {
 		t.Error("freshAt(105) found a dropped sample")
 	}
-	if got, _, ok := tl.commitBound(100); !ok || !got.Equal(sec(6)) {
+	if got, _, ok := tl.CommitBound(100); !ok || !got.Equal(sec(6)) {
 		t.Errorf("commitBound(100) = %v, %v; want the oldest kept sample at 6s", got, ok)
 	}
 	// equal heads share one slot: a long quiet period drops nothing
-	q := newTimeline(2, t0)
+	q := NewTimeline(2, t0)
 	for i := range 1000 {
-		q.add(sec(float64(i)), sec(float64(i)), 7, 0)
+		q.Add(sec(float64(i)), sec(float64(i)), 7, 0)
 	}
-	if q.droppedCount() != 0 {
-		t.Errorf("quiet timeline dropped %d", q.droppedCount())
+	if q.Dropped() != 0 {
+		t.Errorf("quiet timeline dropped %d", q.Dropped())
 	}
 }

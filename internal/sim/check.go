@@ -1,0 +1,447 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// Signals are what the monitor exports for one resource at a scrape; a
+// value it does not export is unknown (ok false).
+type Signals struct {
+	Staleness, ProofPeriod, Lag, Silence, BookmarkPeriod float64
+	StalenessOK, ProofOK, LagOK, SilenceOK               bool
+	InformerRV, QueueDepth                               float64
+	InformerRVOK                                         bool
+	State                                                string
+	Regressions, Relists                                 float64
+	Synced                                               bool
+	Space                                                string
+}
+
+// SignalsOf reads the signals of resource res from a scrape.
+func SignalsOf(mfs []*dto.MetricFamily, res string) Signals {
+	var s Signals
+	s.Staleness, s.StalenessOK = Value(mfs, catalog.CacheStaleness.Name, catalog.LabelResource, res)
+	s.ProofPeriod, s.ProofOK = Value(mfs, catalog.FreshnessProofPeriod.Name, catalog.LabelResource, res)
+	s.Lag, s.LagOK = Value(mfs, catalog.ResourceVersionLag.Name, catalog.LabelResource, res)
+	s.Silence, s.SilenceOK = Value(mfs, catalog.WatchSilence.Name, catalog.LabelResource, res)
+	s.BookmarkPeriod, _ = Value(mfs, catalog.WatchBookmarkPeriod.Name, catalog.LabelResource, res)
+	s.InformerRV, s.InformerRVOK = Value(mfs, catalog.InformerResourceVersion.Name, catalog.LabelResource, res)
+	s.QueueDepth, _ = Value(mfs, catalog.StoreQueueDepth.Name, catalog.LabelResource, res)
+	for _, st := range catalog.States() {
+		if v, _ := Value(mfs, catalog.ResourceState.Name, catalog.LabelResource, res, catalog.LabelState, st); v == 1 {
+			s.State = st
+		}
+	}
+	s.Regressions, _ = Value(mfs, catalog.ResourceVersionRegressions.Name, catalog.LabelResource, res)
+	for _, reason := range []string{catalog.RelistExpired, catalog.RelistError} {
+		v, _ := Value(mfs, catalog.Relists.Name, catalog.LabelResource, res, catalog.LabelReason, reason)
+		s.Relists += v
+	}
+	v, _ := Value(mfs, catalog.InformerSynced.Name, catalog.LabelResource, res)
+	s.Synced = v == 1
+	for _, mf := range mfs {
+		if mf.GetName() != catalog.ResourceInfo.Name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var isRes bool
+			var space string
+			for _, lp := range m.GetLabel() {
+				switch lp.GetName() {
+				case catalog.LabelResource:
+					isRes = lp.GetValue() == res
+				case catalog.LabelSpace:
+					space = lp.GetValue()
+				}
+			}
+			if isRes {
+				s.Space = space
+			}
+		}
+	}
+	return s
+}
+
+// Tolerances of the invariants, next to the signal definitions in the
+// README ("What the simulation proves").
+const (
+	// healthyProof is how far above the truth a healthy resource's
+	// staleness may saw: a bookmark period (1m), up to the cacher's 1s
+	// dispatch tick late, a probe interval and its jitter (5.5s), and the
+	// freshness read's lead (8s), rounded up.
+	healthyProof = 80 * time.Second
+	// stallAfter is the watch-stall condition of the shipped alert:
+	// silence above max(3 bookmark periods, 180s).
+	stallAfter = 180 * time.Second
+	// lagSLO is the RV-lag SLO's threshold (revisions).
+	lagSLO = 500
+	// recoverWithin is how long after the last fault ends every signal is
+	// back in its healthy range.
+	recoverWithin = 5 * time.Minute
+)
+
+// Violation is an invariant that did not hold.
+type Violation struct {
+	At       time.Duration // since the history began
+	Resource string
+	Rule     string
+	Detail   string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s %s: %s: %s", goDuration(v.At.Round(time.Millisecond)), v.Resource, v.Rule, v.Detail)
+}
+
+// Checker checks every scrape of a history against the truth.
+type Checker struct {
+	h          *History
+	start      time.Time
+	liveSince  map[string]time.Time // by resource/host: since when its watch has been live at every scrape
+	absent     map[string]time.Time // by resource: since when it has not been served at every scrape
+	missingAt  map[string]time.Time // by resource: the latest scrape at which its cache missed a change
+	restores   map[string]int       // by etcd: restores started so far
+	lostCaches map[string]time.Time // by resource: the latest scrape at which a watch cache of it served a lost history, behind a balancer
+	Violations []Violation
+	// Excess is the largest staleness above the truth on a healthy
+	// resource, for calibrating healthyProof.
+	Excess time.Duration
+}
+
+// NewChecker returns a checker of h's scrapes; start is when h began.
+func NewChecker(h *History, start time.Time) *Checker {
+	hc := *h
+	hc.Setup.defaults()
+	h = &hc
+	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}}
+}
+
+func (c *Checker) fail(at time.Time, res, rule, format string, args ...any) {
+	if len(c.Violations) < 20 {
+		c.Violations = append(c.Violations, Violation{At: at.Sub(c.start), Resource: res, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+	}
+}
+
+// quiet reports whether no fault is active at now and the last one ended
+// at least d before.
+func (c *Checker) quiet(now time.Time, d time.Duration) bool {
+	since := now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if f.Start <= since && since < f.End()+d {
+			return false
+		}
+	}
+	return true
+}
+
+// Check checks one scrape.
+func (c *Checker) Check(s Scrape) {
+	since := s.At.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if f.Kind == Restore && f.Start <= since {
+			etcd := f.Etcd
+			if etcd == "" {
+				etcd = "main"
+			}
+			c.restores[etcd] = max(c.restores[etcd], c.countRestores(etcd, since))
+		}
+	}
+	for _, r := range c.h.Setup.Resources {
+		name := r.Name()
+		sig := SignalsOf(s.Families, name)
+		truth := s.Truth[name]
+		fresh := s.At
+		missing := 0
+		reverted := false
+		allLive, allBookmarks, lostHistory, unlisted := true, true, truth.CachesLost, false
+		etcd := r.Etcd
+		if etcd == "" {
+			etcd = "main"
+		}
+		restored := c.lastRestore(etcd, since)
+		liveFor := time.Duration(1 << 62)
+		for _, it := range truth.Informers {
+			if it.Fresh.Before(fresh) {
+				fresh, reverted = it.Fresh, it.Reverted
+			}
+			missing += it.Missing
+			key := name + "/" + it.Host
+			if !it.Live || !it.Following {
+				delete(c.liveSince, key)
+				allLive = false
+			} else if _, ok := c.liveSince[key]; !ok {
+				c.liveSince[key] = s.At
+			}
+			liveFor = min(liveFor, s.At.Sub(c.liveSince[key]), s.At.Sub(it.Disrupted))
+			allBookmarks = allBookmarks && it.Bookmarks
+			lostHistory = lostHistory || it.LostHistory
+			// a store that has not listed since a restore may hold objects
+			// of the lost history: nothing proves it fresh until it lists
+			unlisted = unlisted || (restored >= 0 && it.ListedAt.Before(c.start.Add(restored)))
+		}
+		lostHistory = lostHistory || unlisted
+		mixed := c.mixedHistories(name, truth, s.At)
+		if !allLive {
+			liveFor = 0
+		}
+		truthStale := s.At.Sub(fresh)
+		if truth.Exists {
+			delete(c.absent, name)
+		} else if _, ok := c.absent[name]; !ok {
+			c.absent[name] = s.At
+		}
+
+		// the queue shows what waits to be applied (within the pairwise
+		// merging's resolution), and the informer RV counts only what is applied
+		for _, it := range truth.Informers {
+			if it.Pending > 0 && sig.QueueDepth < float64(it.Pending-it.Pending/16-2) {
+				c.fail(s.At, name, "queue depth below the truth", "queue depth %.0f, but %d events wait for the store", sig.QueueDepth, it.Pending)
+			}
+			if it.Pending > 0 && sig.InformerRVOK && uint64(sig.InformerRV) > it.AppliedRV && it.AppliedRV > 0 {
+				c.fail(s.At, name, "informer RV ahead of the store", "informer RV %.0f, but the store applied up to %d (%d events wait)", sig.InformerRV, it.AppliedRV, it.Pending)
+			}
+		}
+		slowStore := false
+		for _, in := range r.Informers {
+			slowStore = slowStore || (in.SlowStore > 0 && !in.Embedded)
+		}
+		// no claimed freshness that the truth contradicts
+		if sig.StalenessOK && !slowStore {
+			claimed := s.At.Add(-time.Duration(sig.Staleness * float64(time.Second)))
+			// a restore the monitor cannot see yet (no canary write
+			// landed below what it read) hides both its reverts and the
+			// writes a watch cache ahead of etcd swallows
+			unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && unlisted && c.blind(s.At, c.start.Add(restored)) || mixed
+			if claimed.After(fresh.Add(time.Millisecond)) && !unseen {
+				c.fail(s.At, name, "staleness below the truth", "staleness %.3fs, but the cache lacks a change committed %.3fs ago (%d missing)", sig.Staleness, truthStale.Seconds(), missing)
+			}
+		}
+		// a healthy resource's staleness saws at most healthyProof above the truth
+		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks && c.sawtoothBounded() && !lostHistory
+		if healthy && sig.StalenessOK {
+			excess := time.Duration(sig.Staleness*float64(time.Second)) - truthStale
+			c.Excess = max(c.Excess, excess)
+			if excess > healthyProof {
+				c.fail(s.At, name, "healthy staleness above the truth", "staleness %.1fs, truth %.1fs: %.1fs above (tolerance %s)", sig.Staleness, truthStale.Seconds(), excess.Seconds(), healthyProof)
+			}
+		}
+		// no stall while the watch is live
+		if sig.SilenceOK && liveFor > stallAfter {
+			limit := max(3*sig.BookmarkPeriod, stallAfter.Seconds())
+			if sig.Silence > limit {
+				c.fail(s.At, name, "stall while live", "silence %.0fs > %.0fs while every watch of it was live for %s", sig.Silence, limit, liveFor.Round(time.Second))
+			}
+		}
+		// no stall while there is nothing to watch
+		disrupted := time.Time{}
+		for _, it := range truth.Informers {
+			disrupted = maxTime(disrupted, it.Disrupted)
+		}
+		if since, ok := c.absent[name]; ok && s.At.Sub(since) > stallAfter && sig.SilenceOK && disrupted.Before(since) {
+			if limit := max(3*sig.BookmarkPeriod, stallAfter.Seconds()); sig.Silence > limit {
+				c.fail(s.At, name, "stall while absent", "silence %.0fs > %.0fs while the resource has not been served for %s", sig.Silence, limit, s.At.Sub(since).Round(time.Second))
+			}
+		}
+		// the freshness proof period is the healthy sawtooth's height, not an incident's
+		if sig.ProofOK && c.sawtoothBounded() && c.quiet(s.At, 5*time.Minute) && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
+			c.fail(s.At, name, "proof period above the healthy sawtooth", "freshness proof period %.0fs > %s, the most a healthy resource's sawtooth reaches here", sig.ProofPeriod, healthyProof)
+		}
+		// RV lag never 0 while the store misses writes older than a
+		// bookmark period, where the exporter can know: its informers read
+		// consistently on their own connection before each bookmark, the
+		// canary writes the resource, or the watch went silent
+		if sig.LagOK && sig.Lag == 0 && truthStale > time.Duration(max(75, sig.BookmarkPeriod+15)*float64(time.Second)) && c.lagProvable(r) && !(lostHistory && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !mixed && !c.readsFailed(s.At, truthStale) {
+			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
+		}
+		// no lag above the SLO while nothing has been missing for a while
+		// and every watch is live
+		if missing > 0 {
+			c.missingAt[name] = s.At
+		}
+		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 2*time.Minute && s.At.Sub(c.missingAt[name]) > 2*time.Minute && !truth.CachesLost {
+			c.fail(s.At, name, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
+		}
+		// a regression counted only when history was lost
+		if int(sig.Regressions) > c.restores[etcd] {
+			c.fail(s.At, name, "regression without restore", "%.0f regressions counted, %d restores of etcd %q", sig.Regressions, c.restores[etcd], etcd)
+		}
+		// back in the healthy range after the faults
+		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 && truth.Exists {
+			var bad []string
+			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) {
+				bad = append(bad, "state "+sig.State)
+			}
+			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
+				bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, truthStale.Seconds()))
+			}
+			if sig.LagOK && sig.Lag > lagSLO && !truth.CachesLost {
+				bad = append(bad, fmt.Sprintf("RV lag %.0f", sig.Lag))
+			}
+			if len(bad) > 0 {
+				c.fail(s.At, name, "not recovered", "%s, %s after the last fault ended", strings.Join(bad, ", "), recoverWithin)
+			}
+		}
+	}
+}
+
+// readsFailed reports whether the freshness reads, which ride the
+// informers' connection, could fail (hang or be refused) at some point in
+// the window before now: without them a stuck cache's bookmarks prove
+// nothing wrong, and the lag is known only from the canary or a stall.
+func (c *Checker) readsFailed(now time.Time, window time.Duration) bool {
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if (f.Kind == Hang || f.Kind == Refuse) && f.Host == HostInformers && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return false
+}
+
+// mixedHistories reports whether API servers behind the balancer serve
+// different histories (etcd restored, some of them restarted since, some
+// not): a relist may land on a watch cache of the lost history, and reads
+// answered by different servers disagree until samples contradict it
+// (README "Failure modes": a restore under several API servers). The
+// monitor cannot tell the histories apart meanwhile.
+func (c *Checker) mixedHistories(res string, truth ResourceTruth, now time.Time) bool {
+	if c.h.Setup.Servers <= 1 {
+		return false
+	}
+	if truth.CachesLost {
+		c.lostCaches[res] = now
+		return true
+	}
+	// a store listed while caches of the lost history served may hold its
+	// objects until it lists again
+	for _, it := range truth.Informers {
+		if it.ListedAt.Before(c.lostCaches[res]) {
+			return true
+		}
+	}
+	return false
+}
+
+// blind reports whether a restore at restored is still unknowable at
+// now: no write has landed in the restored history and been answered. With
+// a canary that is at most a canary interval, a write's round trip and a
+// probe (see README "Failure modes": etcd restored); without one, nothing
+// tells until the API servers restart and the informers relist.
+//
+// A restore is unknowable for good when no canary write can land below
+// what was read: the canary's resource is not served then, or the cluster
+// writes past the lost revisions faster than the canary writes (a restore
+// of a few seconds of a busy cluster's history).
+func (c *Checker) blind(now, restored time.Time) bool {
+	if c.h.Setup.Canary == "" {
+		return true
+	}
+	at := restored.Sub(c.start)
+	for _, f := range c.h.Faults {
+		switch {
+		case f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary && f.Start <= at && at < f.End()+c.h.Setup.CanaryInterval:
+			return true
+		case (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End():
+			return true // the canary cannot write while the restore is to be seen
+		case f.Kind == Restore && f.Start == at.Round(time.Second) || f.Kind == Restore && f.Start <= at && at < f.Start+time.Second:
+			rate := c.h.Background
+			for _, l := range c.h.Loads {
+				rate += l.Rate
+			}
+			if rate > 0 && time.Duration(float64(f.Back)/rate*float64(time.Second)) < c.h.Setup.CanaryInterval+5*time.Second {
+				return true
+			}
+		}
+	}
+	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
+	return now.Sub(restored) <= window
+}
+
+// lagProvable reports whether the monitor can tell that r's cache misses
+// writes while its watch delivers bookmarks: its exporter informers read
+// consistently on their own connection before bookmarks (freshness reads
+// on), or the canary writes it.
+func (c *Checker) lagProvable(r Watched) bool {
+	if c.h.Setup.Canary == r.Name() {
+		return true
+	}
+	if r.NoBookmarks {
+		return false // a cache that stopped following etcd looks like a quiet resource
+	}
+	if c.h.Setup.NoFreshnessReads {
+		return false
+	}
+	for _, in := range r.Informers {
+		if in.Embedded {
+			return false
+		}
+	}
+	return true
+}
+
+// sawtoothBounded reports whether a healthy quiet resource is proven fresh
+// at least every healthyProof: the freshness reads are on, or etcd sends
+// progress notifications at least once a bookmark period.
+func (c *Checker) sawtoothBounded() bool {
+	if !c.h.Setup.NoFreshnessReads {
+		return true
+	}
+	for _, e := range c.h.Setup.Etcds {
+		if e.Name == "main" && (e.ProgressNotify == 0 || e.ProgressNotify > time.Minute) {
+			return false
+		}
+	}
+	return true
+}
+
+// faultsBefore reports whether a fault began before now.
+func (c *Checker) faultsBefore(now time.Time) bool {
+	for _, f := range c.h.Faults {
+		if f.Start < now.Sub(c.start) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastRestore returns when the latest restore of etcd before since began
+// (since the history's start), or -1.
+func (c *Checker) lastRestore(etcd string, since time.Duration) time.Duration {
+	last := time.Duration(-1)
+	for _, f := range c.h.Faults {
+		e := f.Etcd
+		if e == "" {
+			e = "main"
+		}
+		if f.Kind == Restore && e == etcd && f.Start <= since {
+			last = max(last, f.Start)
+		}
+	}
+	return last
+}
+
+func (c *Checker) countRestores(etcd string, since time.Duration) int {
+	n := 0
+	for _, f := range c.h.Faults {
+		e := f.Etcd
+		if e == "" {
+			e = "main"
+		}
+		if f.Kind == Restore && e == etcd && f.Start <= since {
+			n++
+		}
+	}
+	return n
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

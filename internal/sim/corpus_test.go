@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/sim/model"
+)
+
+// corpus are random histories that once broke an invariant, kept as data
+// (the generator may change) with what they caught; TestCorpus replays
+// them. Add a failing seed by pasting the history TestRandomHistories
+// prints.
+var corpus = []struct {
+	caught string
+	h      History
+}{
+	{
+		caught: "a sparse resource on a busy cluster kept the largest lag of any delivery until a proof, and none came between deliveries: lag 756 for good (a newer head sample now measures the store anew)",
+		h: History{Seed: 5059, Duration: 34 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resSecrets, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 34 * time.Minute, Rate: 5, Keys: 20}, {Resource: "secrets", Start: 0, End: 34 * time.Minute, Rate: 0.05, Keys: 1}},
+			Faults: []Fault{{Kind: "restore", Start: 447 * time.Second, Dur: 20 * time.Second, Back: 50000}, {Kind: "stuck", Start: 861 * time.Second, Dur: 6 * time.Minute, Resource: "secrets"}},
+		},
+	},
+	{
+		caught: "a slow connection made a quiet watch look stalled; once bookmarks proved the store caught up, the stall still held the lag at head - RV (a prompt proof after the stall now settles it)",
+		h: History{Seed: 5153, Duration: 30 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets, resWidgets, resDeploys, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 30 * time.Minute, Rate: 0.5, Keys: 5}, {Resource: "secrets", Start: 0, End: 30 * time.Minute, Rate: 5, Keys: 20}, {Resource: "deployments.apps", Start: 0, End: 30 * time.Minute, Rate: 5, Keys: 20}, {Resource: "gadgets.legacy.example.io", Start: 0, End: 30 * time.Minute, Rate: 0.05, Keys: 5}},
+			Faults: []Fault{{Kind: "slow", Start: 1404 * time.Second, Dur: 45 * time.Second, Host: "informers", Latency: 20 * time.Second}},
+		},
+	},
+	{
+		caught: "a watch without bookmarks, frozen 6 minutes, reopened from its RV: the stall held the lag at head - RV until the next list (the first watch opened after a stall now settles it)",
+		h: History{Seed: 5180, Duration: 35 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resEvents, resMetrics, resNoBookmark}},
+			Loads:  []Load{{Resource: "events", Start: 0, End: 35 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "freeze", Start: 1298 * time.Second, Dur: 6 * time.Minute, Host: "informers"}, {Kind: "slow-server", Start: 1668 * time.Second, Dur: 45 * time.Second, Latency: 200 * time.Millisecond}},
+		},
+	},
+	{
+		caught: "etcd restored to its first revision while no write had landed at or above the informer RV: the restore went unseen and staleness claimed freshness after it (the latest write before the lost one now bounds what the old history proved)",
+		h: History{Seed: 5280, Duration: 32 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resMetrics}},
+			Loads:  []Load{{Resource: "samples.metrics.example.io", Start: 0, End: 32 * time.Minute, Rate: 5, Keys: 1}},
+			Faults: []Fault{{Kind: "restore", Start: 1248 * time.Second, Dur: 20 * time.Second, Back: 50000}},
+		},
+	},
+	{
+		caught: "a canary write on a slow connection answered after the deletion of its object (the CRD deleted) was delivered: the deletion's higher RV counted a restore (only what was delivered before a write was sent bounds it now)",
+		h: History{Seed: 5033, Duration: 28 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 28 * time.Minute, Rate: 0.5, Keys: 1}},
+			Faults: []Fault{{Kind: "slow", Start: 4 * time.Minute, Dur: 15 * time.Minute, Host: "canary", Latency: 20 * time.Second}, {Kind: "delete-crd", Start: 710 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}, {Kind: "restore", Start: 1365 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+	},
+	{
+		caught: "a 503 of an API server restarting after a deleted CRD's 404 made the resource served again: its silence exported a stall (only a list that succeeds does now)",
+		h: History{Seed: 5202, Duration: 21 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{},
+			Faults: []Fault{{Kind: "delete-crd", Start: 591 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}, {Kind: "restore", Start: 616 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}, {Kind: "restart", Start: 756 * time.Second, Dur: 30 * time.Second}},
+		},
+	},
+	{
+		caught: "after a restore, a write of the new history landing above the informer's old RV made the lost history look shared until then: freshness was not withdrawn (writes judge only their own epoch now)",
+		h: History{Seed: 5760, Duration: 21 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 21 * time.Minute, Rate: 0.05, Keys: 5}},
+			Faults: []Fault{{Kind: "freeze", Start: 399 * time.Second, Dur: 6 * time.Minute, Host: "probe"}, {Kind: "restore", Start: 546 * time.Second, Dur: 20 * time.Second, Back: 100}, {Kind: "restore", Start: 957 * time.Second, Dur: 20 * time.Second, Back: 5000}},
+		},
+	},
+	{
+		caught: "a restore under two API servers, one restarted: a relist from the other's cache of the lost history proved freshness while writes still landed below the reads (such lists prove nothing now)",
+		h: History{Seed: 5594, Duration: 31 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resSecrets, resDeploys, resMetrics}},
+			Loads:  []Load{{Resource: "secrets", Start: 0, End: 31 * time.Minute, Rate: 5, Keys: 20}, {Resource: "deployments.apps", Start: 0, End: 31 * time.Minute, Rate: 0.05, Keys: 1}},
+			Faults: []Fault{{Kind: "restore", Start: 236 * time.Second, Dur: 20 * time.Second, Back: 5000}, {Kind: "restart", Start: 617 * time.Second, Dur: 2 * time.Minute}},
+		},
+	},
+}
+
+func TestCorpus(t *testing.T) {
+	for _, c := range corpus {
+		t.Run(fmt.Sprint(c.h.Seed), func(t *testing.T) {
+			chk, err := RunHistory(t, c.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range chk.Violations {
+				t.Errorf("%v (once: %s)", v, c.caught)
+			}
+		})
+	}
+}

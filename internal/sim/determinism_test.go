@@ -1,0 +1,36 @@
+//go:debug randseednop=0
+
+package sim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"testing"
+	"time"
+)
+
+// fingerprint runs h and hashes every gauge and counter of every scrape.
+func fingerprint(t *testing.T, h History) uint64 {
+	f := fnv.New64a()
+	_, err := runHistory(t, h, func(s Scrape) {
+		for _, mf := range s.Families {
+			for _, m := range mf.GetMetric() {
+				fmt.Fprintf(f, "%s %v %v %v\n", mf.GetName(), m.GetLabel(), m.GetGauge().GetValue(), m.GetCounter().GetValue())
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Sum64()
+}
+
+func TestDeterminism(t *testing.T) {
+	h := Generate(2, 40*time.Minute)
+	first := fingerprint(t, h)
+	for i := range 4 {
+		if got := fingerprint(t, h); got != first {
+			t.Errorf("run %d of seed %d: fingerprint %x, first run %x", i+2, h.Seed, got, first)
+		}
+	}
+}

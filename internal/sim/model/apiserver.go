@@ -1,0 +1,265 @@
+package model
+
+import (
+	"slices"
+	"time"
+)
+
+// APIServer is one kube-apiserver: a watch cache per resource, fed by its
+// etcd, serving Lists and Watches.
+type APIServer struct {
+	c      *Cluster
+	ID     int
+	up     bool
+	caches map[string]*watchCache
+	// latency is added to every response and watch event it sends.
+	latency time.Duration
+	// disrupted is when it last stopped, started or changed its latency
+	disrupted time.Time
+}
+
+// Up reports whether the server serves.
+func (tx *Tx) Up(server int) bool { return tx.c.servers[server].up }
+
+// Stop takes API server i down: its connections break (open watches end
+// with an error), new connections go to another server, and its watch
+// caches are gone.
+func (tx *Tx) Stop(i int) {
+	s := tx.c.servers[i]
+	if !s.up {
+		return
+	}
+	s.up = false
+	t := now()
+	s.disrupted = t
+	for _, wc := range s.caches {
+		wc.closeAll(t, errConnReset)
+	}
+	s.caches = map[string]*watchCache{}
+	for _, cn := range tx.c.conns {
+		if cn.server == s {
+			cn.server = nil
+		}
+	}
+}
+
+// Start brings API server i up with new watch caches, listed from etcd at
+// its current revision (as a restarted kube-apiserver's are).
+func (tx *Tx) Start(i int) {
+	s := tx.c.servers[i]
+	if s.up {
+		return
+	}
+	s.up = true
+	t := now()
+	s.disrupted = t
+	for name, r := range tx.c.resources {
+		if r.exists {
+			s.caches[name] = newWatchCache(s, r, t)
+		}
+	}
+}
+
+// SetServerLatency makes API server i answer, and deliver watch events,
+// d late.
+func (tx *Tx) SetServerLatency(i int, d time.Duration) {
+	s := tx.c.servers[i]
+	s.latency, s.disrupted = d, now()
+}
+
+// StickCache makes the watch cache of resource res on server i stop
+// following etcd (stuck is true) or catch up again (false). A stuck cache
+// still sends bookmarks, at its old resource version; consistent reads
+// wait for it, then fall back to etcd.
+func (tx *Tx) StickCache(i int, res string, stuck bool) {
+	wc := tx.c.servers[i].caches[res]
+	if wc == nil || wc.stuck == stuck {
+		return
+	}
+	wc.stuck, wc.disrupted = stuck, now()
+	if !stuck {
+		wc.catchUp(now())
+	}
+}
+
+// CacheRV returns the resource version of resource res's watch cache on
+// server i (0 when it has none).
+func (tx *Tx) CacheRV(i int, res string) uint64 {
+	if wc := tx.c.servers[i].caches[res]; wc != nil {
+		return wc.rv
+	}
+	return 0
+}
+
+// watchCache is an API server's cache of one resource.
+type watchCache struct {
+	srv *APIServer
+	res *Resource
+	// rv is the revision it is known to hold everything up to (the
+	// cacher's lastProcessedResourceVersion): its last event's, or a later
+	// progress notification's; pos, the etcd revision whose events it has
+	// processed.
+	rv, pos uint64
+	// floor: a watch from a revision below it gets 410 Expired (the
+	// events after it are no longer kept).
+	floor uint64
+	// last is the latest write of each key it applied (a delete too): the
+	// objects it holds, and what a list from it tells a client.
+	last      map[string]*Write
+	window    []*Write
+	stuck     bool
+	disrupted time.Time // when it last got stuck or caught up
+	watchers  []*watcher
+}
+
+func newWatchCache(s *APIServer, r *Resource, t time.Time) *watchCache {
+	return &watchCache{srv: s, res: r, rv: r.etcd.rev, pos: r.etcd.rev, floor: r.etcd.rev, last: r.lastWritesLocked()}
+}
+
+// minWindowEvents is how many events the cache keeps whatever their age
+// (its smallest capacity).
+const minWindowEvents = 100
+
+// event applies a write committed to the cache's etcd.
+func (wc *watchCache) event(w *Write, t time.Time) {
+	if wc.stuck || w.Rev <= wc.pos {
+		return // stuck, or etcd's revision has not passed the cache's yet (a restore)
+	}
+	wc.apply(w, t)
+}
+
+func (wc *watchCache) apply(w *Write, t time.Time) {
+	wc.pos, wc.rv = w.Rev, w.Rev
+	wc.last[w.Key] = w
+	wc.window = append(wc.window, w)
+	cut := t.Add(-wc.srv.c.cfg.WatchCacheWindow)
+	drop := 0
+	for drop < len(wc.window)-minWindowEvents && wc.window[drop].At.Before(cut) {
+		drop++
+	}
+	if drop > 0 {
+		wc.floor = wc.window[drop-1].Rev
+		wc.window = slices.Delete(wc.window, 0, drop)
+	}
+	for _, wt := range wc.watchers {
+		wt.send(w, t)
+	}
+}
+
+// progress handles a progress notification of etcd: nothing of this
+// resource happened up to etcd's current revision.
+func (wc *watchCache) progress(time.Time) {
+	if e := wc.res.etcd; !wc.stuck && e.rev > wc.pos {
+		wc.pos, wc.rv = e.rev, e.rev
+	}
+}
+
+// catchUp replays what a stuck cache missed, then takes etcd's revision.
+func (wc *watchCache) catchUp(t time.Time) {
+	e := wc.res.etcd
+	for _, w := range e.history {
+		if w.Rev > wc.pos && w.Resource == wc.res.Name {
+			wc.apply(w, t)
+		}
+	}
+	wc.progress(t)
+}
+
+// fresh reports whether the cache holds everything etcd committed, after
+// asking etcd for a progress notification (as a consistent read does).
+func (wc *watchCache) fresh(t time.Time) bool {
+	if wc.stuck {
+		return wc.rv >= wc.res.etcd.rev
+	}
+	wc.progress(t)
+	return true
+}
+
+func (wc *watchCache) closeAll(t time.Time, err error) {
+	for _, wt := range slices.Clone(wc.watchers) {
+		wt.end(t, err)
+	}
+}
+
+// watcher is one watch served by a watch cache.
+type watcher struct {
+	wc        *watchCache
+	conn      *conn
+	stream    *stream
+	pos       uint64 // revision of the last event or bookmark sent
+	bookmarks bool
+	deadline  time.Time
+	next      *action // the next bookmark
+	deadlineA *action
+	meta      bool   // PartialObjectMetadata (metadata client) or full objects
+	namespace string // "": all namespaces
+	done      bool
+}
+
+func (wt *watcher) send(w *Write, t time.Time) {
+	if wt.done || w.Rev <= wt.pos || (wt.namespace != "" && w.Obj.Namespace != wt.namespace) {
+		return
+	}
+	wt.pos = w.Rev
+	obj := w.Obj
+	wt.stream.push(encodeEvent(w.Type, wt.wc.res, obj, wt.meta, ""), t.Add(wt.delay()), eventEffect(wt.conn.host, w))
+}
+
+func (wt *watcher) delay() time.Duration { return wt.wc.srv.latency + wt.conn.latency }
+
+// bookmark sends a bookmark at the cache's revision; initial, when not
+// nil, is the snapshot of a watch-list's initial events, which the
+// initial-events-end bookmark completes.
+func (wt *watcher) bookmark(t time.Time, initial map[string]*Write) {
+	rv := max(wt.wc.rv, wt.pos)
+	wt.pos = rv
+	e := bookmarkEffect(wt.conn.host, wt.wc.res.Name, rv)
+	if initial != nil {
+		e = listEffect(wt.conn.host, wt.wc.res.Name, initial, rv)
+	}
+	wt.stream.push(encodeBookmark(wt.wc.res, rv, wt.meta, initial != nil), t.Add(wt.delay()), e)
+}
+
+// scheduleBookmark plans the next bookmark: a period after from, or
+// 2s before the watch's deadline if that comes first, up to the jitter late.
+func (wt *watcher) scheduleBookmark(from time.Time) {
+	c := wt.wc.srv.c
+	if !wt.bookmarks || wt.wc.res.NoBookmarks {
+		return
+	}
+	at := from.Add(c.cfg.BookmarkPeriod)
+	if !wt.deadline.IsZero() {
+		if pre := wt.deadline.Add(-2 * time.Second); pre.Before(at) {
+			if pre.Before(from) {
+				return
+			}
+			at = pre
+		}
+	}
+	at = at.Add(time.Duration(c.rng.Int64N(int64(c.cfg.BookmarkJitter))))
+	wt.next = c.scheduleLocked(at, func(t time.Time) {
+		if wt.done {
+			return
+		}
+		wt.bookmark(t, nil)
+		wt.scheduleBookmark(t)
+	})
+}
+
+// end stops the watch: its stream ends after what was sent (err nil: the
+// server closed it, as at the watch's timeout) or breaks (err).
+func (wt *watcher) end(t time.Time, err error) {
+	if wt.done {
+		return
+	}
+	wt.done = true
+	c := wt.wc.srv.c
+	c.cancelLocked(wt.next)
+	c.cancelLocked(wt.deadlineA)
+	wt.wc.watchers = slices.DeleteFunc(wt.wc.watchers, func(x *watcher) bool { return x == wt })
+	if err != nil {
+		wt.stream.fail(err)
+		return
+	}
+	wt.stream.finish(t.Add(wt.delay()))
+}

@@ -1,0 +1,248 @@
+package model
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Config configures a model control plane.
+type Config struct {
+	// Seed drives the model's own randomness (bookmark timing, balancer).
+	Seed uint64
+	// Servers is the number of kube-apiservers behind the load balancer
+	// (default 1).
+	Servers int
+	// BookmarkPeriod is how often a watcher gets a bookmark (default 1m,
+	// kube-apiserver's bookmarkFrequency); each comes up to BookmarkJitter
+	// (default 1s, the cacher's dispatch tick) late.
+	BookmarkPeriod, BookmarkJitter time.Duration
+	// WatchCacheWindow is how long the watch cache keeps events for watches
+	// that resume from an older resource version (default 75s, its
+	// eventFreshDuration); older ones get 410 Expired.
+	WatchCacheWindow time.Duration
+	// FreshWait is how long a request that needs a newer resource version
+	// than the watch cache holds waits for it (default 3s) before it falls
+	// back to etcd (a consistent List) or fails with "too large resource
+	// version" (a watch).
+	FreshWait time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Servers <= 0 {
+		c.Servers = 1
+	}
+	if c.BookmarkPeriod <= 0 {
+		c.BookmarkPeriod = time.Minute
+	}
+	if c.BookmarkJitter <= 0 {
+		c.BookmarkJitter = time.Second
+	}
+	if c.WatchCacheWindow <= 0 {
+		c.WatchCacheWindow = 75 * time.Second
+	}
+	if c.FreshWait <= 0 {
+		c.FreshWait = 3 * time.Second
+	}
+}
+
+// Cluster is a model control plane. Its methods are safe for concurrent
+// use: clients call Transport from their own goroutines while the
+// simulation drives the workload and the faults.
+type Cluster struct {
+	cfg Config
+
+	mu        sync.Mutex
+	rng       *rand.Rand
+	etcds     map[string]*etcd
+	resources map[string]*Resource
+	servers   []*APIServer
+	conns     map[string]*conn
+	nextConn  int // round-robin position of the balancer
+	queue     actionQueue
+	seq       int // global order of writes and actions
+	uids      int
+	pages     map[string]page // paged lists by continue token
+	views     map[viewKey]*View
+	observers []func(Observation)
+}
+
+// New returns a control plane with one etcd named "main" at revision 1000
+// and cfg.Servers API servers.
+func New(cfg Config) *Cluster {
+	cfg.defaults()
+	c := &Cluster{
+		cfg:       cfg,
+		rng:       rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		etcds:     map[string]*etcd{},
+		resources: map[string]*Resource{},
+		conns:     map[string]*conn{},
+	}
+	c.AddEtcd(EtcdSpec{Name: MainEtcd, Revision: 1000})
+	for i := range cfg.Servers {
+		c.servers = append(c.servers, &APIServer{c: c, ID: i, up: true, caches: map[string]*watchCache{}})
+	}
+	return c
+}
+
+// MainEtcd is the name of the cluster's main etcd.
+const MainEtcd = "main"
+
+// Config returns the configuration with defaults filled in.
+func (c *Cluster) Config() Config { return c.cfg }
+
+// now is the model's clock: the caller's (a synctest bubble's) time.
+func now() time.Time { return time.Now() }
+
+// action is work scheduled at a time.
+type action struct {
+	at  time.Time
+	seq int
+	do  func(now time.Time)
+	idx int
+}
+
+type actionQueue []*action
+
+func (q actionQueue) Len() int { return len(q) }
+func (q actionQueue) Less(i, j int) bool {
+	if q[i].at.Equal(q[j].at) {
+		return q[i].seq < q[j].seq
+	}
+	return q[i].at.Before(q[j].at)
+}
+func (q actionQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].idx, q[j].idx = i, j
+}
+func (q *actionQueue) Push(x any) { a := x.(*action); a.idx = len(*q); *q = append(*q, a) }
+func (q *actionQueue) Pop() any {
+	old := *q
+	a := old[len(old)-1]
+	*q = old[:len(old)-1]
+	a.idx = -1
+	return a
+}
+
+// scheduleLocked runs do at at (or at the next Advance, if at has passed).
+func (c *Cluster) scheduleLocked(at time.Time, do func(now time.Time)) *action {
+	c.seq++
+	a := &action{at: at, seq: c.seq, do: do}
+	heap.Push(&c.queue, a)
+	return a
+}
+
+func (c *Cluster) cancelLocked(a *action) {
+	if a != nil && a.idx >= 0 {
+		heap.Remove(&c.queue, a.idx)
+	}
+}
+
+// At schedules do at t; it runs with the model locked (do must not call
+// the Cluster's exported methods, but may call the Locked ones it is
+// handed through Tx).
+func (c *Cluster) At(t time.Time, do func(tx *Tx)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.scheduleLocked(t, func(time.Time) { do(&Tx{c: c}) })
+}
+
+// Advance runs the scheduled work due by now, in time order.
+func (c *Cluster) Advance() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(now())
+}
+
+func (c *Cluster) advanceLocked(t time.Time) {
+	for len(c.queue) > 0 && !c.queue[0].at.After(t) {
+		a := heap.Pop(&c.queue).(*action)
+		a.do(a.at)
+	}
+}
+
+// Next returns the time of the earliest scheduled work.
+func (c *Cluster) Next() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return time.Time{}, false
+	}
+	return c.queue[0].at, true
+}
+
+// Tx gives scheduled work and the simulation's scripts access to the model
+// while it is locked.
+type Tx struct{ c *Cluster }
+
+// Do runs f with the model locked, after the work due by now.
+func (c *Cluster) Do(f func(tx *Tx)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(now())
+	f(&Tx{c: c})
+}
+
+// Cluster returns the cluster of tx.
+func (tx *Tx) Cluster() *Cluster { return tx.c }
+
+// Rand returns the model's random source.
+func (tx *Tx) Rand() *rand.Rand { return tx.c.rng }
+
+// Observation is something a client was shown, recorded for the
+// conformance test and for debugging a history.
+type Observation struct {
+	At     time.Time
+	Conn   string
+	Server int
+	What   string // "list", "watch-start", "event", "bookmark", "error", "close", "get", "write"
+	Res    string
+	Type   string // event type, or error reason
+	RV     string
+	Key    string
+	Detail string
+}
+
+// Observe registers f to be told every observation, with the model
+// locked.
+func (c *Cluster) Observe(f func(Observation)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.observers = append(c.observers, f)
+}
+
+func (c *Cluster) observeLocked(o Observation) {
+	for _, f := range c.observers {
+		f(o)
+	}
+}
+
+// Servers returns the API servers.
+func (c *Cluster) Servers() []*APIServer { return c.servers }
+
+// Resource returns the resource named name ("configmaps", "widgets.example.com").
+func (c *Cluster) Resource(name string) *Resource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resources[name]
+}
+
+// Resources returns the resources, sorted by name.
+func (c *Cluster) Resources() []*Resource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Resource, 0, len(c.resources))
+	for _, r := range c.resources {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (c *Cluster) newUID() string {
+	c.uids++
+	return fmt.Sprintf("uid-%d", c.uids)
+}

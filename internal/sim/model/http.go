@@ -1,0 +1,460 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Transport serves the model's API over HTTP in memory: use it as the
+// Transport of a rest.Config whose Host names the client's connection
+// (e.g. "https://informers", "https://probe"); clients with the same host
+// share a connection, as client-go's clients of equal configurations do.
+func (c *Cluster) Transport() http.RoundTripper { return transport{c} }
+
+type transport struct{ c *Cluster }
+
+// request is a parsed API request.
+type request struct {
+	verb      string // list, watch, get, patch, create, delete
+	res       *Resource
+	namespace string
+	name      string
+	q         map[string]string
+	meta      bool
+	body      []byte
+}
+
+func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c := t.c
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	ctx := req.Context()
+	c.mu.Lock()
+	c.advanceLocked(now())
+	cn := c.connLocked(req.URL.Host)
+	for cn.frozen {
+		thaw := cn.thaw
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-thaw:
+		}
+		c.mu.Lock()
+		c.advanceLocked(now())
+	}
+	srv := c.routeLocked(cn)
+	if srv == nil {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("dial tcp %s: connect: connection refused", req.URL.Host)
+	}
+	r, aerr := c.parseLocked(req, body)
+	if aerr == nil && r.verb != "watch" && (cn.only == "" || cn.only == r.res.Name) {
+		switch {
+		case cn.hang:
+			c.mu.Unlock()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		case cn.refuse != 0:
+			aerr = &apiError{Code: cn.refuse, Reason: http.StatusText(cn.refuse), Message: "refused by the simulation"}
+		}
+	}
+	delay := srv.latency + cn.latency
+	if aerr != nil {
+		c.mu.Unlock()
+		return respond(ctx, req, delay, aerr.Code, aerr.status())
+	}
+	if r.verb == "watch" {
+		return c.watchLocked(ctx, req, cn, srv, r) // unlocks
+	}
+	code, out, e := c.serveLocked(ctx, cn, srv, r) // unlocks
+	resp, err := respond(ctx, req, delay, code, out)
+	if err == nil && e != nil {
+		c.mu.Lock()
+		e(c, now())
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+// respond answers after delay, unless the client gives up first.
+func respond(ctx context.Context, req *http.Request, delay time.Duration, code int, body []byte) (*http.Response, error) {
+	if delay > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+	return &http.Response{
+		StatusCode: code, Status: strconv.Itoa(code) + " " + http.StatusText(code),
+		Header:        http.Header{"Content-Type": []string{"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+	}, nil
+}
+
+// parseLocked maps a request to a resource and a verb.
+func (c *Cluster) parseLocked(req *http.Request, body []byte) (*request, *apiError) {
+	segs := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	var group, version string
+	switch {
+	case len(segs) >= 2 && segs[0] == "api":
+		version, segs = segs[1], segs[2:]
+	case len(segs) >= 3 && segs[0] == "apis":
+		group, version, segs = segs[1], segs[2], segs[3:]
+	default:
+		return nil, &apiError{Code: 404, Reason: "NotFound", Message: "the server could not find the requested resource"}
+	}
+	r := &request{q: map[string]string{}, body: body}
+	for k, v := range req.URL.Query() {
+		if len(v) > 0 {
+			r.q[k] = v[0]
+		}
+	}
+	var plural string
+	switch {
+	case len(segs) == 1:
+		plural = segs[0]
+	case len(segs) == 2:
+		plural, r.name = segs[0], segs[1]
+	case len(segs) == 3 && segs[0] == "namespaces":
+		r.namespace, plural = segs[1], segs[2]
+	case len(segs) == 4 && segs[0] == "namespaces":
+		r.namespace, plural, r.name = segs[1], segs[2], segs[3]
+	default:
+		return nil, &apiError{Code: 404, Reason: "NotFound", Message: "the server could not find the requested resource"}
+	}
+	name := plural
+	if group != "" {
+		name += "." + group
+	}
+	res := c.resources[name]
+	if res == nil || !res.exists || res.Version != version {
+		return nil, &apiError{Code: 404, Reason: "NotFound", Message: "the server could not find the requested resource"}
+	}
+	r.res = res
+	r.meta = strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata")
+	switch req.Method {
+	case http.MethodGet:
+		switch {
+		case r.name != "":
+			r.verb = "get"
+		case r.q["watch"] == "true" || r.q["watch"] == "1":
+			r.verb = "watch"
+		default:
+			r.verb = "list"
+		}
+	case http.MethodPatch:
+		r.verb = "patch"
+	case http.MethodPost:
+		r.verb = "create"
+	case http.MethodDelete:
+		r.verb = "delete"
+	default:
+		return nil, &apiError{Code: 405, Reason: "MethodNotAllowed", Message: req.Method}
+	}
+	return r, nil
+}
+
+// serveLocked serves everything but watches; it unlocks the model.
+func (c *Cluster) serveLocked(ctx context.Context, cn *conn, srv *APIServer, r *request) (int, []byte, effect) {
+	defer c.mu.Unlock()
+	tx := &Tx{c: c}
+	res := r.res
+	switch r.verb {
+	case "get":
+		o := tx.Get(res.Name, r.namespace, r.name)
+		if o == nil {
+			return 404, (&apiError{Code: 404, Reason: "NotFound", Message: r.name + " not found"}).status(), nil
+		}
+		return 200, encodeObject(res, o, r.meta), nil
+	case "list":
+		return c.listLocked(ctx, cn, srv, r)
+	case "patch":
+		var p struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(r.body, &p); err != nil {
+			return 400, (&apiError{Code: 400, Reason: "BadRequest", Message: err.Error()}).status(), nil
+		}
+		w := tx.Update(res.Name, r.namespace, r.name, func(o *Object) {
+			for k, v := range p.Metadata.Annotations {
+				if o.Annotations == nil {
+					o.Annotations = map[string]string{}
+				}
+				o.Annotations[k] = v
+			}
+		})
+		if w == nil {
+			return 404, (&apiError{Code: 404, Reason: "NotFound", Message: r.name + " not found"}).status(), nil
+		}
+		return 200, encodeObject(res, w.Obj, r.meta), nil
+	case "create":
+		var p struct {
+			Metadata jsonMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(r.body, &p); err != nil {
+			return 400, (&apiError{Code: 400, Reason: "BadRequest", Message: err.Error()}).status(), nil
+		}
+		w := tx.Create(res.Name, r.namespace, p.Metadata.Name, func(o *Object) { o.Annotations = p.Metadata.Annotations })
+		if w == nil {
+			return 409, (&apiError{Code: 409, Reason: "AlreadyExists", Message: p.Metadata.Name + " already exists"}).status(), nil
+		}
+		return 201, encodeObject(res, w.Obj, r.meta), nil
+	case "delete":
+		w := tx.Delete(res.Name, r.namespace, r.name)
+		if w == nil {
+			return 404, (&apiError{Code: 404, Reason: "NotFound", Message: r.name + " not found"}).status(), nil
+		}
+		return 200, encodeObject(res, w.Obj, r.meta), nil
+	}
+	return 405, (&apiError{Code: 405, Reason: "MethodNotAllowed", Message: r.verb}).status(), nil
+}
+
+// listLocked serves a List: consistent (resourceVersion "") from the
+// watch cache once it caught up with etcd, or from etcd when it cannot; at
+// any version ("0") from the cache as it is; not older than N from the
+// cache once it holds N. Pages (limit) continue from the first page's
+// snapshot. It may unlock the model while it waits.
+func (c *Cluster) listLocked(ctx context.Context, cn *conn, srv *APIServer, r *request) (int, []byte, effect) {
+	res := r.res
+	if tok := r.q["continue"]; tok != "" {
+		return c.continueLocked(cn, r, tok)
+	}
+	wc := srv.caches[res.Name]
+	if wc == nil {
+		return 503, (&apiError{Code: 503, Reason: "ServiceUnavailable", Message: "watch cache not ready"}).status(), nil
+	}
+	rvs := r.q["resourceVersion"]
+	want, ok := res.parseRV(rvs)
+	if !ok {
+		return 400, (&apiError{Code: 400, Reason: "BadRequest", Message: "invalid resourceVersion " + rvs}).status(), nil
+	}
+	var snap map[string]*Write
+	var rev uint64
+	switch {
+	case rvs == "":
+		if !c.waitLocked(ctx, func() bool { return srv.up && wc.fresh(now()) }) {
+			if ctx.Err() != nil || !srv.up {
+				return 503, (&apiError{Code: 503, Reason: "ServiceUnavailable", Message: "timeout"}).status(), nil
+			}
+			// the cache did not catch up: served from etcd
+			snap, rev = snapshot(res.lastWritesLocked(), r.namespace), res.etcd.rev
+			break
+		}
+		snap, rev = snapshot(wc.last, r.namespace), wc.rv
+	case want == 0:
+		snap, rev = snapshot(wc.last, r.namespace), wc.rv
+	default:
+		if !c.waitLocked(ctx, func() bool { return srv.up && wc.rv >= want }) {
+			return 504, errTooLarge.status(), nil
+		}
+		snap, rev = snapshot(wc.last, r.namespace), wc.rv
+	}
+	if fs := r.q["fieldSelector"]; strings.HasPrefix(fs, "metadata.name=") {
+		// a read of one object by name: not an informer's list
+		name := strings.TrimPrefix(fs, "metadata.name=")
+		var objs []*Object
+		for _, o := range liveObjects(snap, "") {
+			if o.Name == name {
+				objs = append(objs, o)
+			}
+		}
+		return 200, encodeList(r.res, objs, rev, "", 0, r.meta), nil
+	}
+	return c.pageLocked(cn, r, page{rest: liveObjects(snap, ""), rev: rev, snap: snap})
+}
+
+func (wc *watchCache) list(namespace string) []*Object { return liveObjects(wc.last, namespace) }
+
+// liveObjects returns the objects of a key → last write map that exist
+// (their last write is not a delete) in namespace ("": all), by key.
+func liveObjects(last map[string]*Write, namespace string) []*Object {
+	out := make([]*Object, 0, len(last))
+	for _, w := range last {
+		if w.Type != Deleted && (namespace == "" || w.Obj.Namespace == namespace) {
+			out = append(out, w.Obj)
+		}
+	}
+	sortObjects(out)
+	return out
+}
+
+func sortObjects(objs []*Object) {
+	for i := 1; i < len(objs); i++ {
+		for j := i; j > 0 && objs[j].Key() < objs[j-1].Key(); j-- {
+			objs[j], objs[j-1] = objs[j-1], objs[j]
+		}
+	}
+}
+
+// page is the rest of a paged list, by continue token.
+type page struct {
+	rest []*Object
+	rev  uint64
+	snap map[string]*Write // what the whole list tells
+}
+
+// pageLocked answers with the next page of p. The last page of a list
+// replaces the client's view with the list's snapshot, unless it is a
+// single-item read (a head probe or a freshness read, not an informer's).
+func (c *Cluster) pageLocked(cn *conn, r *request, p page) (code int, body []byte, e effect) {
+	limit, _ := strconv.Atoi(r.q["limit"])
+	if limit <= 0 || limit >= len(p.rest) {
+		if limit != 1 || r.q["continue"] != "" {
+			e = listEffect(cn.host, r.res.Name, p.snap, p.rev)
+		}
+		return 200, encodeList(r.res, p.rest, p.rev, "", 0, r.meta), e
+	}
+	c.seq++
+	tok := "c" + strconv.Itoa(c.seq)
+	if c.pages == nil {
+		c.pages = map[string]page{}
+	}
+	c.pages[tok] = page{rest: p.rest[limit:], rev: p.rev, snap: p.snap}
+	return 200, encodeList(r.res, p.rest[:limit], p.rev, tok, len(p.rest)-limit, r.meta), nil
+}
+
+func (c *Cluster) continueLocked(cn *conn, r *request, tok string) (int, []byte, effect) {
+	p, ok := c.pages[tok]
+	if !ok {
+		return 410, errExpired(0).status(), nil
+	}
+	delete(c.pages, tok)
+	return c.pageLocked(cn, r, p)
+}
+
+// waitLocked waits, with the model unlocked, until cond holds or the
+// fresh wait passes; it reports whether cond held.
+func (c *Cluster) waitLocked(ctx context.Context, cond func() bool) bool {
+	deadline := now().Add(c.cfg.FreshWait)
+	for !cond() {
+		if !now().Before(deadline) || ctx.Err() != nil {
+			return false
+		}
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(100*time.Millisecond, deadline.Sub(now()))):
+		}
+		c.mu.Lock()
+		c.advanceLocked(now())
+	}
+	return true
+}
+
+var errNoCache = errors.New("no watch cache")
+
+// watchLocked starts a watch (or a watch-list) and returns its streaming
+// response; it unlocks the model.
+func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, srv *APIServer, r *request) (*http.Response, error) {
+	res := r.res
+	wc := srv.caches[res.Name]
+	if wc == nil {
+		c.mu.Unlock()
+		return nil, errNoCache
+	}
+	st := newStream(c, false)
+	wt := &watcher{wc: wc, conn: cn, stream: st, meta: r.meta, namespace: r.namespace, bookmarks: r.q["allowWatchBookmarks"] == "true"}
+	t := now()
+	if s, err := strconv.Atoi(r.q["timeoutSeconds"]); err == nil && s > 0 {
+		wt.deadline = t.Add(time.Duration(s) * time.Second)
+	}
+	rvs := r.q["resourceVersion"]
+	from, ok := res.parseRV(rvs)
+	initial := r.q["sendInitialEvents"] == "true"
+	fail := func(e *apiError) (*http.Response, error) {
+		st.push(e.event(), now().Add(srv.latency+cn.latency), nil)
+		st.finish(now().Add(srv.latency + cn.latency))
+		c.mu.Unlock()
+		return streamResponse(req, st), nil
+	}
+	switch {
+	case !ok:
+		return fail(&apiError{Code: 400, Reason: "BadRequest", Message: "invalid resourceVersion " + rvs})
+	case initial && rvs == "":
+		if !c.waitLocked(ctx, func() bool { return srv.up && srv.caches[res.Name] == wc && wc.fresh(now()) }) {
+			return fail(errTooLarge)
+		}
+	case from > 0:
+		if !c.waitLocked(ctx, func() bool { return srv.up && srv.caches[res.Name] == wc && wc.rv >= from }) {
+			return fail(errTooLarge)
+		}
+		if !initial && from < wc.floor {
+			return fail(errExpired(from))
+		}
+	}
+	if !srv.up || srv.caches[res.Name] != wc {
+		c.mu.Unlock()
+		return nil, errConnReset
+	}
+	t = now()
+	switch {
+	case initial || from == 0:
+		snap := snapshot(wc.last, r.namespace)
+		for _, o := range liveObjects(snap, "") {
+			var e effect
+			if !initial {
+				e = eventEffect(cn.host, snap[o.Key()])
+			}
+			st.push(encodeEvent(Added, res, o, r.meta, ""), t.Add(wt.delay()), e)
+		}
+		wt.pos = wc.rv
+		if initial {
+			wt.bookmark(t, snap)
+		}
+	default:
+		wt.pos = from
+		for _, w := range wc.window {
+			wt.send(w, t)
+		}
+		wt.pos = max(wt.pos, from)
+	}
+	wc.watchers = append(wc.watchers, wt)
+	cn.streams = append(cn.streams, st)
+	if cn.frozen {
+		st.setFrozen(true)
+	}
+	wt.scheduleBookmark(t)
+	if !wt.deadline.IsZero() {
+		wt.deadlineA = c.scheduleLocked(wt.deadline, func(t time.Time) { wt.end(t, nil) })
+	}
+	st.onClose = func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		wt.end(now(), nil)
+		cn.streams = slices.DeleteFunc(cn.streams, func(x *stream) bool { return x == st })
+	}
+	c.mu.Unlock()
+	return streamResponse(req, st), nil
+}
+
+func streamResponse(req *http.Request, st *stream) *http.Response {
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK",
+		Header:        http.Header{"Content-Type": []string{"application/json"}, "Transfer-Encoding": []string{"chunked"}},
+		Body:          st,
+		ContentLength: -1,
+		Request:       req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+	}
+}

@@ -1,0 +1,252 @@
+package model
+
+import (
+	"maps"
+	"time"
+)
+
+// View is what one client's informer of one resource holds, as far as the
+// model can tell from what the client consumed: the latest write of each
+// key its store reflects (from the list it last replaced its store with and
+// the events since), the resource version of what it consumed last, and
+// when. The model cannot see inside the client; the simulation reads the
+// view once every goroutine of the client has settled (synctest.Wait), when
+// everything consumed has reached the store.
+type View struct {
+	Conn, Resource string
+	// Store holds, by key, the latest write the client's store reflects
+	// (a delete too); a key it never saw is absent.
+	Store map[string]*Write
+	// RV is the revision of the last event, bookmark or list consumed.
+	RV uint64
+	// Listed is whether a list (or watch-list) completed; ListedAt, when
+	// the latest did.
+	Listed   bool
+	ListedAt time.Time
+	// Last is when the client last consumed an event, a bookmark or a
+	// list; LastBookmark, a bookmark.
+	Last, LastBookmark time.Time
+	// Events are the revisions of the watch events it consumed, in order.
+	Events []uint64
+}
+
+type viewKey struct{ conn, res string }
+
+// View returns the view of the informer of resource res on the
+// connection of host (nil before it listed anything).
+func (tx *Tx) View(host, res string) *View { return tx.c.views[viewKey{host, res}] }
+
+func (c *Cluster) viewLocked(host, res string) *View {
+	k := viewKey{host, res}
+	v := c.views[k]
+	if v == nil {
+		v = &View{Conn: host, Resource: res, Store: map[string]*Write{}}
+		if c.views == nil {
+			c.views = map[viewKey]*View{}
+		}
+		c.views[k] = v
+	}
+	return v
+}
+
+// effect is what consuming a frame or a response does to a view.
+type effect func(c *Cluster, t time.Time)
+
+func eventEffect(host string, w *Write) effect {
+	return func(c *Cluster, t time.Time) {
+		v := c.viewLocked(host, w.Resource)
+		v.Store[w.Key] = w
+		v.RV, v.Last = w.Rev, t
+		v.Events = append(v.Events, w.Rev)
+	}
+}
+
+func bookmarkEffect(host, res string, rev uint64) effect {
+	return func(c *Cluster, t time.Time) {
+		v := c.viewLocked(host, res)
+		v.RV, v.Last, v.LastBookmark = max(v.RV, rev), t, t
+	}
+}
+
+// listEffect replaces the view's store with a snapshot (a list's last page,
+// a watch-list's initial-events-end bookmark).
+func listEffect(host, res string, snapshot map[string]*Write, rev uint64) effect {
+	return func(c *Cluster, t time.Time) {
+		v := c.viewLocked(host, res)
+		v.Store, v.RV, v.Last, v.Listed, v.ListedAt = snapshot, rev, t, true, t
+	}
+}
+
+// snapshot returns the key → last write map a list from last tells in
+// namespace ("": all).
+func snapshot(last map[string]*Write, namespace string) map[string]*Write {
+	if namespace == "" {
+		return maps.Clone(last)
+	}
+	out := map[string]*Write{}
+	for k, w := range last {
+		if w.Obj.Namespace == namespace {
+			out[k] = w
+		}
+	}
+	return out
+}
+
+// Fresh returns the newest instant by which the view held every write of
+// its resource committed, in the history that etcd has now: the commit
+// time of the oldest change the view misses (a write not lost, or a
+// restore's revert of a key it holds a lost write of), or t when it misses
+// none. missing counts the changes it misses; revert is whether the
+// oldest of them is a restore's (a write no client could have seen yet
+// has taken the key back).
+func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int, revert bool) {
+	r := tx.c.resources[v.Resource]
+	fresh = t
+	if r == nil {
+		return fresh, 0, false
+	}
+	for key, log := range r.keys {
+		held := v.Store[key]
+		for _, e := range log[position(log, held):] {
+			switch {
+			case e.At.After(t):
+			case e.W != nil && e.W.Lost:
+				continue // undone by a later revert
+			case e.Revert && e.Target == held:
+				continue // back to what the view holds
+			default:
+				if e.At.Before(fresh) {
+					fresh, revert = e.At, e.Revert
+				}
+				missing++
+			}
+		}
+	}
+	return fresh, missing, revert
+}
+
+// position returns the index after the entry of held in log (0 when held
+// is nil: the view never saw the key).
+func position(log []*entry, held *Write) int {
+	if held == nil {
+		return 0
+	}
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].W == held {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Following reports whether the watch cache serving the informer of res
+// on the connection of host follows etcd without delay: not stuck, not of
+// a lost history, and nothing slows the connection or its server.
+func (tx *Tx) Following(host, res string) bool {
+	cn := tx.c.conns[host]
+	if cn == nil || cn.server == nil || cn.latency > 0 || cn.server.latency > 0 {
+		return false
+	}
+	wc := cn.server.caches[res]
+	return wc != nil && !wc.stuck && wc.pos <= wc.res.etcd.rev
+}
+
+// Live reports whether the informer of res on the connection of host has a
+// watch open on a server that is up, over a connection that is not
+// frozen, and whether that watch gets bookmarks.
+func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
+	cn := tx.c.conns[host]
+	if cn == nil || cn.frozen || cn.server == nil || !cn.server.up {
+		return false, false
+	}
+	wc := cn.server.caches[res]
+	if wc == nil {
+		return false, false
+	}
+	for _, wt := range wc.watchers {
+		if wt.conn == cn && !wt.done {
+			return true, wt.bookmarks && !wc.res.NoBookmarks
+		}
+	}
+	return false, false
+}
+
+// StoreView returns the view of an informer whose store the simulation
+// can read (one of PartialObjectMetadata, as a controller's cache holds):
+// held maps each key it holds to the resource version it holds it at. A
+// key it lacks is taken as holding the key's last delete, if any (a store
+// without a deleted object is right about it).
+func (tx *Tx) StoreView(res string, held map[string]string) *View {
+	r := tx.c.resources[res]
+	v := &View{Resource: res, Store: map[string]*Write{}}
+	if r == nil {
+		return v
+	}
+	for key, log := range r.keys {
+		rvs, ok := held[key]
+		if !ok {
+			for i := len(log) - 1; i >= 0; i-- {
+				if w := log[i].W; w != nil && w.Type == Deleted {
+					v.Store[key] = w
+					break
+				}
+			}
+			continue
+		}
+		rev, _ := r.parseRV(rvs)
+		for i := len(log) - 1; i >= 0; i-- {
+			if w := log[i].W; w != nil && w.Rev == rev {
+				v.Store[key] = w
+				break
+			}
+		}
+	}
+	return v
+}
+
+// LostHistory reports whether the watch cache behind the connection of host
+// for res holds a history etcd lost: it was restored from a backup and the
+// cache, not restarted, is past etcd's revision.
+func (tx *Tx) LostHistory(host, res string) bool {
+	cn := tx.c.conns[host]
+	if cn == nil || cn.server == nil {
+		return false
+	}
+	wc := cn.server.caches[res]
+	return wc != nil && wc.pos > wc.res.etcd.rev
+}
+
+// Disrupted returns when the path of the informer of res on the connection
+// of host was last disrupted: its connection frozen, thawed, dropped or
+// slowed, its server stopped, started or slowed, its watch cache stuck or
+// caught up (zero: never).
+func (tx *Tx) Disrupted(host, res string) time.Time {
+	cn := tx.c.conns[host]
+	if cn == nil {
+		return time.Time{}
+	}
+	t := cn.disrupted
+	if s := cn.server; s != nil {
+		if s.disrupted.After(t) {
+			t = s.disrupted
+		}
+		if wc := s.caches[res]; wc != nil && wc.disrupted.After(t) {
+			t = wc.disrupted
+		}
+	}
+	return t
+}
+
+// CachesLost reports whether some watch cache, of any API server, of a
+// resource stored in etcd name holds a history etcd lost (a restore the
+// API server has not seen): reads answered from it come from that history.
+func (tx *Tx) CachesLost(name string) bool {
+	for _, s := range tx.c.servers {
+		for _, wc := range s.caches {
+			if wc.res.etcd.name == name && wc.pos > wc.res.etcd.rev {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,196 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/slo"
+)
+
+// The page oracle's bounds, from the README's failure-mode table and the
+// shipped SLOs.
+const (
+	// stalePage: a store stale above the staleness SLO's threshold for
+	// this long pages (the 1h/5m burn needs 14.4% of an hour's 2-minute
+	// slices bad: 8.6 minutes, plus a slice and an evaluation).
+	stalePage = 12 * time.Minute
+	// stallPage: a watch that stopped delivering pages RvsyncWatchStalled
+	// within about 5½ minutes; a minute of slack.
+	stallPage = 6*time.Minute + 30*time.Second
+	// justifyWithin: a page is justified by something bad within the
+	// longest page window before it fired (6h) and its short window.
+	justifyWithin = 6*time.Hour + 30*time.Minute
+)
+
+// CheckPages judges the pages the shipped rules fired on a history
+// against its truth. A page is false when nothing was wrong with its
+// resource in the window its alert reads: no informer's store stale above
+// the staleness threshold, no watch that stopped delivering for longer
+// than the stall condition, no lost history; a CRD that is deleted is not
+// wrong. A page is missed when a store stayed stale above the threshold
+// for stalePage, or a watch with bookmarks stopped delivering for
+// stallPage, while the resource was served, and its resource did not page
+// by then.
+//
+// The latency SLOs (List latency, canary delivery) measure requests, not
+// the store: their pages are justified by a fault that slows or stops
+// requests (a hung, slow, frozen, refused or restarting path) in the
+// window, whatever the store's truth.
+func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
+	if len(scrapes) == 0 {
+		return nil
+	}
+	var out []Violation
+	for _, res := range resourcesOf(scrapes) {
+		bad := badTimes(scrapes, res)
+		var pages []Firing
+		for _, f := range fired {
+			if f.Page() && f.Resource == res {
+				pages = append(pages, f)
+			}
+		}
+		for _, f := range pages {
+			if requestSLO(f.Alert) && h.requestFaultWithin(f.From-justifyWithin, f.From) {
+				continue
+			}
+			if !bad.within(f.From-justifyWithin, f.From) {
+				out = append(out, Violation{At: f.From, Resource: res, Rule: "false page", Detail: fmt.Sprintf("%v while nothing was wrong with it for %v before", f, justifyWithin)})
+			}
+		}
+		for _, run := range bad.runs {
+			if run.to-run.from < run.deadline {
+				continue
+			}
+			paged := false
+			for _, f := range pages {
+				if f.From <= run.from+run.deadline && f.To >= run.from {
+					paged = true
+				}
+			}
+			if !paged {
+				out = append(out, Violation{At: run.from + run.deadline, Resource: res, Rule: "missed page",
+					Detail: fmt.Sprintf("%s from %v to %v, no page by %v", run.what, goDuration(run.from), goDuration(run.to), goDuration(run.from+run.deadline))})
+			}
+		}
+	}
+	for _, f := range fired {
+		if f.Page() && f.Resource == "" {
+			out = append(out, Violation{At: f.From, Rule: "false page", Detail: fmt.Sprintf("%v names no resource", f)})
+		}
+	}
+	return out
+}
+
+// badRun is a stretch of a resource's history during which one thing was
+// continuously wrong with it, and how soon that must page.
+type badRun struct {
+	what     string
+	from, to time.Duration
+	deadline time.Duration
+}
+
+// badSpans are when a resource was wrong in a way that justifies a page.
+type badSpans struct {
+	at   []time.Duration // scrapes at which something was wrong
+	runs []badRun
+}
+
+func (b badSpans) within(from, to time.Duration) bool {
+	for _, t := range b.at {
+		if t >= from && t <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// badTimes walks a resource's truth: stale stores, watches that stopped
+// delivering (a stall justifies a page once longer than the stall
+// condition) and lost histories.
+func badTimes(scrapes []Scrape, res string) badSpans {
+	var b badSpans
+	start := scrapes[0].At
+	threshold := time.Duration(slo.DefaultStalenessThresholdSeconds * float64(time.Second))
+	var staleFrom, stallFrom time.Duration = -1, -1
+	closeRun := func(from *time.Duration, to time.Duration, what string, deadline time.Duration) {
+		if *from >= 0 {
+			b.runs = append(b.runs, badRun{what: what, from: *from, to: to, deadline: deadline})
+		}
+		*from = -1
+	}
+	for _, s := range scrapes {
+		t := s.At.Sub(start)
+		rt, ok := s.Truth[res]
+		if !ok {
+			continue
+		}
+		stale, stalled, lost := false, false, rt.CachesLost
+		for _, in := range rt.Informers {
+			if rt.Exists && s.At.Sub(in.Fresh) > threshold {
+				stale = true
+			}
+			if rt.Exists && !in.Live && in.Bookmarks {
+				stalled = true
+			}
+			if !rt.Exists && !in.Live {
+				// a deleted resource's watch ends: not a stall
+				continue
+			}
+			lost = lost || in.LostHistory || in.Reverted
+		}
+		if stale {
+			if staleFrom < 0 {
+				staleFrom = t
+			}
+		} else {
+			closeRun(&staleFrom, t, "stale above the threshold", stalePage)
+		}
+		if stalled {
+			if stallFrom < 0 {
+				stallFrom = t
+			}
+		} else {
+			closeRun(&stallFrom, t, "watch not delivering", stallPage)
+		}
+		if stale || lost || (stallFrom >= 0 && t-stallFrom >= stallAfter) {
+			b.at = append(b.at, t)
+		}
+	}
+	end := scrapes[len(scrapes)-1].At.Sub(start)
+	closeRun(&staleFrom, end, "stale above the threshold", stalePage)
+	closeRun(&stallFrom, end, "watch not delivering", stallPage)
+	return b
+}
+
+// resourcesOf returns the resources the truth knows, sorted.
+func resourcesOf(scrapes []Scrape) []string {
+	seen := map[string]bool{}
+	for _, s := range scrapes {
+		for res := range s.Truth {
+			seen[res] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// requestSLO reports whether alert is the burn of an SLO on request
+// latency.
+func requestSLO(alert string) bool {
+	return alert == "RvsyncListLatencyBudgetBurn" || alert == "RvsyncCanaryDeliveryBudgetBurn"
+}
+
+// requestFaultWithin reports whether a fault that slows or stops requests
+// was in effect at some time in [from, to].
+func (h History) requestFaultWithin(from, to time.Duration) bool {
+	for _, f := range h.Faults {
+		switch f.Kind {
+		case Hang, Slow, SlowServer, Freeze, Refuse, Restart, Restore:
+			if f.Start <= to && f.End() >= from {
+				return true
+			}
+		}
+	}
+	return false
+}

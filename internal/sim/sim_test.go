@@ -1,0 +1,193 @@
+package sim
+
+import (
+	"flag"
+	"strings"
+
+	"github.com/rvsync-slo/rvsync-slo/slo"
+	"testing"
+	"time"
+)
+
+var (
+	histories = flag.Int("sim.histories", 0, "random histories to run (0: the tier's budget, see budget)")
+	firstSeed = flag.Uint64("sim.seed", 1, "seed of the first random history")
+	longest   = flag.Duration("sim.duration", 0, "longest random history (0: the tier's budget, see budget)")
+)
+
+// budget is how many random histories a run checks, and how long the
+// longest lasts, unless -sim.histories and -sim.duration say: make
+// test-unit's (-short) 1,000 of at most 10 simulated minutes, make test's
+// 200 of at most 40; under the race detector, which slows the simulation
+// tenfold, 20 (they check the probe's locking under the model's
+// concurrency, not the signals' breadth).
+func budget() (n int, dur time.Duration) {
+	switch {
+	case raceEnabled:
+		n, dur = 20, 10*time.Minute
+	case testing.Short():
+		n, dur = 1000, 10*time.Minute
+	default:
+		n, dur = 200, 40*time.Minute
+	}
+	if *histories > 0 {
+		n = *histories
+	}
+	if *longest > 0 {
+		dur = *longest
+	}
+	return n, dur
+}
+
+func TestRandomHistories(t *testing.T) {
+	start := time.Now()
+	failed := 0
+	var excess time.Duration
+	var simulated time.Duration
+	rules := map[string][]uint64{}
+	n, longestHistory := budget()
+	for i := range n {
+		seed := *firstSeed + uint64(i)
+		h := Generate(seed, longestHistory)
+		began := time.Now()
+		chk, err := RunHistory(t, h)
+		if testing.Verbose() {
+			t.Logf("seed %d: %s in %v, %d violations", seed, h.Duration, time.Since(began).Round(time.Millisecond), len(chk.Violations))
+		}
+		simulated += h.Duration
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		excess = max(excess, chk.Excess)
+		seen := map[string]bool{}
+		for _, v := range chk.Violations {
+			if !seen[v.Rule] {
+				seen[v.Rule] = true
+				rules[v.Rule] = append(rules[v.Rule], seed)
+			}
+		}
+		if len(chk.Violations) > 0 {
+			failed++
+			if failed <= 5 {
+				t.Errorf("seed %d: %d violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./internal/sim -sim.one=%d -sim.duration=%v", seed, len(chk.Violations), chk.Violations[0], h, seed, longestHistory)
+				for _, v := range chk.Violations[1:min(5, len(chk.Violations))] {
+					t.Logf("  %v", v)
+				}
+			}
+		}
+	}
+	for rule, seeds := range rules {
+		t.Logf("%s: %d histories, seeds %v", rule, len(seeds), seeds[:min(len(seeds), 12)])
+	}
+	t.Logf("%d histories (%s simulated) in %v, %d failed; healthy staleness at most %v above the truth", n, simulated, time.Since(start).Round(time.Millisecond), failed, excess)
+}
+
+var (
+	pageHistories = flag.Int("sim.pages", -1, "TestRandomPages: random histories whose pages to judge (-1: the tier's budget)")
+	pageDuration  = flag.Duration("sim.pageduration", 3*time.Hour, "TestRandomPages: longest of those histories")
+)
+
+// TestRandomPages runs random histories hours long, evaluates the shipped
+// rules on what each scraped, as Prometheus would every 30s, and judges the
+// pages against the truth (CheckPages): a healthy resource never pages, a
+// stale store or a stalled watch pages within its documented time.
+func TestRandomPages(t *testing.T) {
+	n := *pageHistories
+	if n < 0 {
+		switch {
+		case raceEnabled:
+			n = 0
+		case testing.Short():
+			n = 3
+		default:
+			n = 10
+		}
+	}
+	start := time.Now()
+	var simulated time.Duration
+	failed, pages := 0, 0
+	for i := range n {
+		seed := *firstSeed + uint64(i)
+		h := Generate(seed, *pageDuration)
+		var scrapes []Scrape
+		if _, err := runHistory(t, h, func(s Scrape) { scrapes = append(scrapes, s) }); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		simulated += h.Duration
+		fired, err := EvaluateRules(slo.DefaultSpec(), scrapes, 30*time.Second)
+		if err != nil {
+			t.Fatalf("seed %d: rules: %v", seed, err)
+		}
+		for _, f := range fired {
+			if f.Page() {
+				pages++
+			}
+		}
+		if vs := CheckPages(h, scrapes, fired); len(vs) > 0 {
+			failed++
+			if failed <= 5 {
+				t.Errorf("seed %d: %d page violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./internal/sim -sim.one=%d -sim.duration=%v -sim.rules=30s", seed, len(vs), vs[0], h, seed, *pageDuration)
+				for _, v := range vs[1:min(5, len(vs))] {
+					t.Logf("  %v", v)
+				}
+			}
+		}
+	}
+	t.Logf("%d histories (%s simulated) with the shipped rules in %v: %d pages, %d histories with a false or missed page", n, simulated, time.Since(start).Round(time.Millisecond), pages, failed)
+}
+
+var (
+	one   = flag.Uint64("sim.one", 0, "TestSeed: the seed of the random history to run and trace")
+	lie   = flag.String("sim.lie", "", "TestSeed: run and trace the lie (TestLies) whose name holds this")
+	trace = flag.String("sim.trace", "configmaps", "TestSeed: the resource whose signals and truth to log at every scrape")
+)
+
+// TestSeed runs one random history and logs, at every scrape, the signals
+// of one resource beside the truth: how to read a failing seed.
+func TestSeed(t *testing.T) {
+	var h History
+	switch {
+	case *one != 0:
+		_, dur := budget()
+		h = Generate(*one, dur)
+	case *lie != "":
+		for _, l := range lies {
+			if strings.Contains(l.name, *lie) {
+				h = l.h
+			}
+		}
+	default:
+		t.Skip("-sim.one=SEED runs that random history, -sim.lie=TEXT the lie whose name holds TEXT")
+	}
+	t.Logf("%#v", h)
+	var scrapes []Scrape
+	chk, err := runHistory(t, h, func(s Scrape) {
+		scrapes = append(scrapes, s)
+		for _, it := range s.Truth[*trace].Informers {
+			t.Logf("%7.1fs %s | truth %s: fresh -%.1fs missing %d live %v bm %v rv %d last -%.1fs", s.At.Sub(epoch).Seconds(), Dump(s, *trace), it.Host,
+				s.At.Sub(it.Fresh).Seconds(), it.Missing, it.Live, it.Bookmarks, it.RV, s.At.Sub(it.Last).Seconds())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range chk.Violations {
+		t.Errorf("%v", v)
+	}
+	if *rulesEvery > 0 {
+		began := time.Now()
+		fired, err := EvaluateRules(slo.DefaultSpec(), scrapes, *rulesEvery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fired {
+			t.Logf("fired: %v", f)
+		}
+		t.Logf("rules evaluated in %v", time.Since(began))
+	}
+}
+
+// epoch is when every synctest bubble's clock starts.
+var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+var rulesEvery = flag.Duration("sim.rules", 0, "TestSeed: evaluate the shipped rules every this often on the history's scrapes and log what fired")

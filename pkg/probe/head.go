@@ -1,0 +1,235 @@
+package probe
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
+)
+
+// headFunc returns the current head resource version of one resource: the
+// RV of a consistent List with limit=1.
+type headFunc func(ctx context.Context) (string, error)
+
+// metadataHead returns a headFunc that lists gvr's metadata with limit=1 and
+// resourceVersion "" — a consistent read that kube-apiserver (1.34+) serves
+// from its watch cache once the cache caught up with etcd's current
+// revision, asking etcd for a progress notification if it has to wait. So
+// the read also brings that resource's watch cache up to date, and its next
+// bookmark carries the current revision (see Monitor.freshen).
+func metadataHead(client metadata.Interface, gvr schema.GroupVersionResource) headFunc {
+	return func(ctx context.Context) (string, error) {
+		list, err := client.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		return list.GetResourceVersion(), nil
+	}
+}
+
+// headSource is a resource whose consistent reads sample its space's head.
+type headSource struct {
+	id       int32
+	resource string
+	read     headFunc
+}
+
+// space is an RV space: the resources whose RVs come from one etcd (by
+// default, the whole cluster), under one head probe, so the API-server
+// cost does not grow with the number of resources. What its samples mean
+// is settled by proof.Space; space adds its lock, its sources' reads and
+// its resources.
+type space struct {
+	name string
+	log  logr.Logger
+
+	mu        sync.Mutex
+	core      *proof.Space
+	sources   map[int32]headSource // every source it ever had, by id
+	nextID    int32
+	resources []*resource
+	dropped   uint64 // timeline entries dropped so far, as counted
+}
+
+func newSpace(name string, capacity int, base time.Time, interval time.Duration, log logr.Logger) *space {
+	return &space{name: name, log: log, core: proof.NewSpace(capacity, base, interval), sources: map[int32]headSource{}}
+}
+
+// addSource makes resource a head source of the space, once.
+func (s *space) addSource(resource string, read headFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, src := range s.sources {
+		if src.resource == resource && slices.Contains(s.core.Sources(), src.id) {
+			return
+		}
+	}
+	src := headSource{id: s.nextID, resource: resource, read: read}
+	s.nextID++
+	s.sources[src.id] = src
+	s.core.AddSource(src.id)
+}
+
+// sourceOf returns the head source reading resource, if the space has one.
+func (s *space) sourceOf(resource string) (headSource, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range s.core.Sources() {
+		if src := s.sources[id]; src.resource == resource {
+			return src, true
+		}
+	}
+	return headSource{}, false
+}
+
+// probed reports whether the space has a head source.
+func (s *space) probed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.core.Sources()) > 0
+}
+
+// order returns the sources a head probe tries, in order.
+func (s *space) order() []headSource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []headSource
+	for _, id := range s.core.Order() {
+		out = append(out, s.sources[id])
+	}
+	return out
+}
+
+func (s *space) addResource(r *resource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resources = append(s.resources, r)
+}
+
+func (s *space) removeResource(r *resource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resources = slices.DeleteFunc(s.resources, func(x *resource) bool { return x == r })
+}
+
+func (s *space) resourceList() []*resource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.resources)
+}
+
+// headInfo is what a scrape reports of a space's head.
+type headInfo struct {
+	rv       uint64
+	known    bool
+	age      time.Duration
+	ageKnown bool
+}
+
+func (s *space) head(now time.Time) headInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var h headInfo
+	if len(s.core.Sources()) == 0 {
+		return h
+	}
+	h.rv, _, h.known = s.core.Head()
+	h.age, h.ageKnown = s.core.HeadAge(now)
+	return h
+}
+
+// sample records one consistent read of src (a head probe, or with probe
+// false a freshness read) requested at sent and answered at recv, and acts
+// on what it meant; it reports whether it answered and, if with an integer
+// head, which.
+func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent, recv time.Time, probe bool) (head uint64, integer, answered bool) {
+	m.metrics.ListDuration.WithLabelValues(src.resource, catalog.KindProbe, listResult(err)).Observe(recv.Sub(sent).Seconds())
+	if err != nil {
+		sp.mu.Lock()
+		failures := sp.core.Failed(src.id)
+		sp.mu.Unlock()
+		m.metrics.HeadProbeErrors.WithLabelValues(src.resource, reasonOf(err)).Inc()
+		if failures == 1 { // once per run of failures; the metric counts each
+			warn(sp.log, "head probe failed; retrying with backoff", "resource", src.resource, "reason", reasonOf(err), "err", err)
+		} else {
+			sp.log.V(1).Info("head probe failed again", "resource", src.resource, "failures", failures, "err", err)
+		}
+		return 0, false, false
+	}
+	rv, integer := proof.ParseRV(rvs)
+	sp.mu.Lock()
+	wasOpaque := sp.core.Opaque()
+	v := sp.core.Sample(src.id, rv, integer, sent, recv, probe)
+	opaque := sp.core.Opaque()
+	dropped := sp.core.Timeline.Dropped() - sp.dropped
+	sp.dropped += dropped
+	resources := slices.Clone(sp.resources)
+	sp.mu.Unlock()
+	if opaque && !wasOpaque {
+		m.metrics.HeadProbeErrors.WithLabelValues(src.resource, catalog.ReasonOpaqueRV).Inc()
+		sp.log.Info("head resource version is not an integer; lag math is off for this RV space", "resource", src.resource, "rv", rvs)
+	}
+	if dropped > 0 {
+		for _, r := range resources {
+			m.metrics.TimelineDropped.WithLabelValues(r.name).Add(float64(dropped))
+		}
+	}
+	m.settle(sp, v)
+	return rv, integer, true
+}
+
+// settle acts on a sample's verdict: a source found to read another etcd
+// moves, with its resource, to an RV space of its own; a head that went
+// back is counted as a regression of every resource of the space.
+func (m *Monitor) settle(sp *space, v proof.Verdict) {
+	for _, id := range v.Foreign {
+		sp.mu.Lock()
+		src := sp.sources[id]
+		sp.mu.Unlock()
+		warn(sp.log, "a resource answers the head probe from another etcd (or with resource versions that are not integers): it now has an RV space of its own (configure `space` for it to make this explicit)", "resource", src.resource)
+		m.split(src)
+	}
+	switch {
+	case v.Regressed && v.Known:
+		sp.log.Info("head resource version went back to etcd's history after a loss a write proved; history reset")
+	case v.Regressed:
+		warn(sp.log, "head resource version went backwards (etcd restored?); history reset")
+		m.regressed(sp)
+	}
+}
+
+// regressed counts a regression of every resource of sp and forgets what
+// their canaries saw of the lost history.
+func (m *Monitor) regressed(sp *space) {
+	for _, r := range sp.resourceList() {
+		r.regressions.Inc()
+		if c := r.canary.Load(); c != nil {
+			c.reset()
+		}
+	}
+}
+
+// probe reads the head of sp once: from its reference source, falling back
+// through the others.
+func (m *Monitor) probe(ctx context.Context, sp *space) {
+	for _, src := range sp.order() {
+		sent := m.opts.Clock.Now()
+		pctx, cancel := context.WithTimeout(ctx, m.opts.ProbeTimeout)
+		rvs, err := src.read(pctx)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		if _, _, answered := m.sample(sp, src, rvs, err, sent, m.opts.Clock.Now(), true); answered {
+			return
+		}
+	}
+}

@@ -1,0 +1,498 @@
+package proof
+
+import "time"
+
+// Proof is what one informer's store provably holds, updated as its
+// deltas are applied to the store (never on receipt: a delta that waits
+// in the informer's queue is not in the store yet).
+//
+// What it proves, and how:
+//   - freshness: the store at RV r held everything committed up to the
+//     request time of the latest head sample whose head was <= r; a
+//     consistent list holds everything committed before its first page
+//     was sent; a delivered canary, everything before its write;
+//   - the freshness proof period: how stale a healthy quiet store gets
+//     before a bookmark proves it fresh again (the height of its staleness
+//     sawtooth); an incident (a silent watch, an unknown head) is not a
+//     healthy sawtooth and teaches it nothing;
+//   - RV lag: how far behind the head its latest delivery was (an event's
+//     distance from the head when it was applied, or a bookmark's distance
+//     from a consistent read the informer made on its own connection just
+//     before: the watch cache behind that connection did not catch up),
+//     until a later delivery or proof shows the store caught up; once the
+//     watch is silent longer than its cadence allows, everything between
+//     its RV and the head may be missing.
+//
+// An RV proves nothing once it turns out to be of another history than its
+// space's (a head or a write after it saw a lower revision) or of an
+// earlier epoch (the space was restored): what it proved is withdrawn. And
+// after a restore, a store that has not listed since may still hold
+// objects of the lost history (a watch cache that kept the lost history
+// and later resumed past etcd's revision delivers the new history on top of
+// it): it proves nothing until it lists again.
+type Proof struct {
+	rv        uint64
+	rvAt      time.Time
+	epoch     uint64
+	listEpoch uint64 // the space's epoch at the informer's latest list
+	listed    bool
+	listAt    time.Time // when the latest list completed
+	listRV    uint64
+	opaque    bool
+	fresh     time.Time // the store provably held everything committed by then
+	freshSeen time.Time // when fresh was learned
+	freshAtRV time.Time // fresh when rv was observed
+	anyProof  bool      // fresh moved since the informer last listed
+	peaks     []peak
+
+	lag     uint64
+	lagAt   time.Time
+	lagHead time.Time // when the head sample lag was measured against was taken
+	behind  bool      // the latest bookmark came from a watch cache that did not catch up
+
+	read *read // the latest consistent read on the informer's own connection, not yet judged
+}
+
+type peak struct {
+	at   time.Time
+	peak time.Duration
+}
+
+type read struct {
+	head uint64
+	recv time.Time
+}
+
+// Env is what an informer's proofs read of its surroundings at an instant.
+type Env struct {
+	Now   time.Time
+	Space *Space
+	Watch *Watch
+	// ProbeInterval is the head probe's.
+	ProbeInterval time.Duration
+	// OwnReads: freshness reads run on the informer's own connection, so
+	// they reach the API server whose watch cache feeds it; false when
+	// they are off or ride another connection.
+	OwnReads bool
+	// Overdue, when not 0, is the RV of a write to the informer's resource
+	// (the canary's) that it should have delivered by now and has not: its
+	// store is behind at least that write.
+	Overdue uint64
+}
+
+// Proof cadence limits.
+const (
+	// FreshenLead is how long before a quiet informer's next bookmark its
+	// freshness read is sent.
+	FreshenLead = 8 * time.Second
+	proofMemory = 30 * time.Minute // how long a sawtooth peak counts
+	maxPeaks    = 16
+	// AheadAfter is how many samples (or writes) after an RV arrived must
+	// contradict it before it is of another history.
+	AheadAfter = 2
+)
+
+// MarkOpaque records a resource version that is not an integer: no RV math
+// from now on.
+func (p *Proof) MarkOpaque() (first bool) {
+	first = !p.opaque
+	p.opaque, p.rv = true, 0
+	return first
+}
+
+// Opaque reports whether the informer saw a resource version that is not
+// an integer.
+func (p *Proof) Opaque() bool { return p.opaque }
+
+// sync brings the proofs into the space's current epoch: after a restore,
+// the RV the informer held belongs to a lost history, and when writes
+// proved the loss, what it proved since the last write that shared its
+// history is withdrawn.
+func (p *Proof) sync(env Env) {
+	sp := env.Space
+	if p.epoch == sp.Epoch() {
+		return
+	}
+	p.fresh = p.lostFresh(sp, p.previousFresh(sp))
+	p.rv, p.lag, p.behind, p.read, p.epoch = 0, 0, false, nil, sp.Epoch()
+}
+
+// settle commits the withdrawal of an RV of another history before the
+// informer moves on from it.
+func (p *Proof) settle(env Env) {
+	if p.rv != 0 && p.ahead(env) {
+		p.fresh = p.withdrawn(env)
+	}
+}
+
+func (p *Proof) observe(rv uint64, env Env) {
+	p.settle(env)
+	p.rv, p.rvAt, p.freshAtRV = rv, env.Now, p.fresh
+}
+
+// lostFresh is fresh once writes proved the history of the informer's RV
+// lost: what it proved since the latest write that shared its history is
+// withdrawn.
+func (p *Proof) lostFresh(sp *Space, fresh time.Time) time.Time {
+	if p.rv != 0 {
+		if same := sp.SameHistoryAt(p.rv, p.epoch); !same.IsZero() {
+			fresh = minTime(fresh, same)
+		}
+	}
+	return fresh
+}
+
+// previousFresh is fresh with what the informer's RV proved in the epoch
+// the space left, if that was the one before.
+func (p *Proof) previousFresh(sp *Space) time.Time {
+	fresh := p.fresh
+	if p.rv != 0 && p.epoch+1 == sp.Epoch() && sp.Previous != nil && sp.Previous.Below(p.rv, p.rvAt) < AheadAfter {
+		if at, ok := sp.Previous.FreshAt(p.rv); ok {
+			fresh = maxTime(fresh, at)
+		}
+	}
+	return fresh
+}
+
+// ApplyList records that the store replaced its content with a list at rv
+// (a relist or a watch-list) at env.Now; consistentFrom, when not zero, is
+// when that list, a consistent read, began.
+func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
+	if p.opaque {
+		return
+	}
+	p.sync(env)
+	p.observe(rv, env)
+	p.listed, p.listAt, p.listRV = true, env.Now, rv
+	lost, _ := env.Space.HistoryLost()
+	if !lost {
+		// while writes land below the reads, a list may come from a watch
+		// cache of the lost history: it proves nothing, and the store may
+		// still hold objects of that history
+		p.listEpoch = env.Space.Epoch()
+	}
+	// the sawtooth's height is the API server's cadence, not the list's:
+	// its peaks survive a relist
+	p.anyProof, p.lag, p.lagAt, p.behind, p.read = false, 0, env.Now, false, nil
+	if !consistentFrom.IsZero() && !lost {
+		p.prove(consistentFrom, false, env)
+	}
+	p.refresh(false, env)
+}
+
+// ApplyEvent records that the store applied a watch event at rv.
+func (p *Proof) ApplyEvent(rv uint64, env Env) {
+	if p.opaque {
+		return
+	}
+	p.sync(env)
+	if head, recv, ok := env.Space.Head(); ok {
+		// how far behind the head this event was: the largest of the
+		// events measured against the same head sample (a burst delivered
+		// at once) since the store was last proven caught up; a newer
+		// head sample measures the store anew
+		var sample uint64
+		if head > rv {
+			sample = head - rv
+		}
+		if p.lagNow(env) == 0 || recv.After(p.lagHead) {
+			p.lag = sample
+		} else {
+			p.lag = max(p.lag, sample)
+		}
+		p.lagAt, p.lagHead, p.behind = env.Now, recv, false
+	}
+	if rv > p.rv {
+		p.observe(rv, env)
+	}
+	p.refresh(false, env)
+}
+
+// proven returns when the store was last proven fresh (stored proofs and
+// the latest head sample its RV covers) and when that was learned: a head
+// sample the RV covers is learned when it is taken or when the store
+// reached the RV, whichever came later.
+func (p *Proof) proven(env Env) (at, learned time.Time) {
+	at, learned = p.fresh, p.freshSeen
+	if p.rv != 0 && !p.ahead(env) {
+		if lost, _ := env.Space.HistoryLost(); !lost {
+			if t, ok := env.Space.Timeline.FreshAt(p.rv); ok && t.After(at) {
+				at, learned = t, maxTime(t, p.rvAt)
+			}
+		}
+	}
+	return at, learned
+}
+
+// lagNow returns the lag of the latest deliveries, or 0 once a proof
+// after them shows the store caught up, learned promptly (a bookmark that
+// proves only an old instant came late itself). A watch cache found not to
+// catch up keeps its lag until a delivery says otherwise.
+func (p *Proof) lagNow(env Env) uint64 {
+	at, learned := p.proven(env)
+	if !p.behind && !at.Before(p.lagAt) && learned.Sub(at) <= recentProof(env) {
+		return 0
+	}
+	return p.lag
+}
+
+// settledAt is since when the lag stands: the latest delivery, or a
+// prompt proof after it that the store caught up, or a watch without
+// bookmarks reopened after a stall (a stall that ended before either left
+// nothing missing).
+func (p *Proof) settledAt(env Env) time.Time {
+	since := p.lagAt
+	if at, learned := p.proven(env); !p.behind && at.After(since) && learned.Sub(at) <= recentProof(env) {
+		since = at
+	}
+	if at, ok := env.Watch.Resumed(env.Now); ok && at.After(since) {
+		since = at
+	}
+	return since
+}
+
+// ApplyBookmark records that the store applied a bookmark at rv.
+func (p *Proof) ApplyBookmark(rv uint64, env Env) {
+	if p.opaque {
+		return
+	}
+	p.sync(env)
+	if rv > p.rv {
+		p.observe(rv, env)
+	}
+	if r := p.read; r != nil && env.OwnReads && r.recv.Before(env.Now) {
+		// a bookmark sent after a consistent read on the same connection
+		// answered carries at least the read's head, unless the watch
+		// cache behind that connection did not catch up
+		p.read = nil
+		if rv < r.head {
+			p.lag, p.lagAt, p.behind = r.head-rv, env.Now, true
+		} else {
+			p.behind = false
+		}
+	}
+	p.refresh(true, env)
+}
+
+// recentProof is how old the instant a timely bookmark proves is, at most:
+// the freshness read's lead, two probe intervals, and slack.
+func recentProof(env Env) time.Duration { return FreshenLead + 2*env.ProbeInterval + 5*time.Second }
+
+// Read records a consistent read of the informer's resource on its own
+// connection, answered at recv with head: the next bookmark must carry at
+// least head.
+func (p *Proof) Read(head uint64, recv time.Time) { p.read = &read{head: head, recv: recv} }
+
+// Canary records that a canary written at sent reached the store by
+// env.Now: the store held everything committed before sent.
+func (p *Proof) Canary(sent time.Time, env Env) {
+	p.sync(env)
+	p.prove(sent, false, env)
+}
+
+// refresh moves fresh forward to the latest head sample the informer's RV
+// covers; a bookmark that does so closes a sawtooth.
+func (p *Proof) refresh(bookmark bool, env Env) {
+	if p.rv == 0 || p.ahead(env) {
+		return
+	}
+	if lost, _ := env.Space.HistoryLost(); lost {
+		return
+	}
+	if at, ok := env.Space.Timeline.FreshAt(p.rv); ok {
+		p.prove(at, bookmark, env)
+	}
+}
+
+// prove records that the store held everything committed by at. A bookmark
+// that proves it closes a sawtooth, whose peak counts toward the proof
+// period when it was healthy: the watch gave a sign of life at its cadence
+// and the head was known all along.
+func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
+	if !at.After(p.fresh) || p.unlisted(env) {
+		return
+	}
+	if bookmark && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) {
+		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(p.fresh)})
+		if len(p.peaks) > maxPeaks {
+			p.peaks = p.peaks[1:]
+		}
+	}
+	p.fresh, p.freshSeen, p.anyProof = at, env.Now, true
+}
+
+// unlisted reports whether the space was restored since the informer last
+// listed: its store may hold objects of the lost history.
+func (p *Proof) unlisted(env Env) bool {
+	sp := env.Space
+	if !p.listed || p.listEpoch == sp.Epoch() {
+		return false
+	}
+	// a list between the restore and its detection may be of the new
+	// history already (the API servers restarted and the informer relisted
+	// before a probe saw the head go back)
+	return !(p.listEpoch+1 == sp.Epoch() && sp.OfNewHistory(p.listAt, p.listRV))
+}
+
+// ahead reports whether the informer's RV is of another history than its
+// space's: samples or writes requested after it arrived saw lower
+// revisions, or the store has not listed since a restore.
+func (p *Proof) ahead(env Env) bool {
+	if p.unlisted(env) {
+		return true
+	}
+	if p.rv == 0 {
+		return false
+	}
+	return env.Space.Timeline.Below(p.rv, p.rvAt) >= AheadAfter || env.Space.WritesBelow(p.rv, p.rvAt) >= AheadAfter
+}
+
+// withdrawn is what fresh falls back to when the RV turns out to be of
+// another history: what it was before the RV, or the latest write that
+// landed at or above it (until then the RV was of etcd's history).
+func (p *Proof) withdrawn(env Env) time.Time {
+	return minTime(p.fresh, maxTime(p.freshAtRV, env.Space.SameHistoryAt(p.rv, p.epoch)))
+}
+
+// Values are what an informer's proofs say at an instant. A value whose
+// flag is false is unknown.
+type Values struct {
+	RV               uint64
+	RVKnown          bool
+	Ahead            bool
+	Fresh            time.Time // the store provably held everything committed by then
+	FreshKnown       bool
+	Lag              uint64
+	LagKnown         bool
+	ProofPeriod      time.Duration
+	ProofPeriodKnown bool
+}
+
+// Snapshot returns what the proofs say at env.Now. It changes nothing.
+func (p *Proof) Snapshot(env Env) Values {
+	var v Values
+	if p.opaque {
+		return v
+	}
+	sp := env.Space
+	rv := p.rv
+	if p.epoch != sp.Epoch() {
+		// restored since: the RV is of a lost history
+		fresh := p.lostFresh(sp, p.previousFresh(sp))
+		v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
+		return v
+	}
+	v.RV, v.RVKnown = rv, rv != 0
+	v.Ahead = p.ahead(env)
+	if p.unlisted(env) && rv == 0 {
+		fresh := p.fresh
+		v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
+		return v
+	}
+	fresh := p.fresh
+	lost, _ := sp.HistoryLost()
+	switch {
+	case v.Ahead:
+		fresh = p.withdrawn(env)
+	case rv != 0 && !lost:
+		if at, ok := sp.Timeline.FreshAt(rv); ok {
+			fresh = maxTime(fresh, at)
+		}
+	}
+	v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
+	if v.Ahead || rv == 0 {
+		return v // staleness grows from the last proof; lag is unknown
+	}
+	head, _, ok := sp.Head()
+	switch {
+	case !ok:
+	case env.Watch.StalledSince(p.settledAt(env), env.Now) || (env.Overdue != 0 && rv < env.Overdue):
+		// silent longer than its cadence allows since its latest delivery
+		// (or short of a write it should have delivered): everything
+		// between its RV and the head may be missing
+		v.Lag, v.LagKnown = 0, true
+		if head > rv {
+			v.Lag = head - rv
+		}
+	default:
+		v.Lag, v.LagKnown = p.lagNow(env), true
+	}
+	if p.anyProof {
+		v.ProofPeriod, v.ProofPeriodKnown = p.proofPeriod(env), true
+	}
+	return v
+}
+
+// proofPeriod is how stale the store gets, healthy and quiet, before a
+// bookmark proves it fresh again. With freshness reads on its own
+// connection, a bookmark proves the store fresh as of the read before it,
+// so the period follows from the cadence: a bookmark period, the read's
+// lead, a probe interval and its jitter, and a few seconds of slack.
+// Otherwise it is learned: the highest healthy peak of the last 30
+// minutes (0 when only events proved freshness).
+func (p *Proof) proofPeriod(env Env) time.Duration {
+	if env.OwnReads && env.Watch.Bookmarks() {
+		return env.Watch.Cadence() + FreshenLead + env.ProbeInterval*11/10 + 5*time.Second
+	}
+	var d time.Duration
+	for _, pk := range p.peaks {
+		if env.Now.Sub(pk.at) <= proofMemory {
+			d = max(d, pk.peak)
+		}
+	}
+	return d
+}
+
+// Fresh returns when the store was last proven fresh (zero: never), for
+// deciding whether a freshness read is worth sending.
+func (p *Proof) Fresh() time.Time { return p.fresh }
+
+// RV returns the highest RV the store holds (0: unknown).
+func (p *Proof) RV() uint64 { return p.rv }
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// DeliveryLag returns the delay of an event at rv that reached the store
+// at now, as a lower bound: now minus the answer of the first head sample
+// that saw rv (the commit came before it), or 0 when none did yet and the
+// latest sample was recent (the commit came after it). bounded is false
+// when the commit time is unknown (the samples around it were far apart:
+// the probes were failing) — say so, do not record 0; ok is false when the
+// space has no head at all.
+func DeliveryLag(sp *Space, rv uint64, now time.Time, probeInterval time.Duration) (lag time.Duration, bounded, ok bool) {
+	outage := 2*probeInterval + 5*time.Second
+	if bound, after, found := sp.Timeline.CommitBound(rv); found {
+		if after.IsZero() || bound.Sub(after) <= outage {
+			return max(0, now.Sub(bound)), true, true
+		}
+		return 0, false, true
+	}
+	age, known := sp.HeadAge(now)
+	if !known {
+		return 0, false, false
+	}
+	return 0, age <= outage, true
+}
+
+// CommittedBy returns a time by which rv was committed: the answer of the
+// first head sample that saw it, or known, a time already known to follow
+// the commit, if that is earlier. ok is false when the space has no current
+// head (no head probe, or it has not answered lately).
+func CommittedBy(sp *Space, rv uint64, known, now time.Time) (time.Time, bool) {
+	if age, ok := sp.HeadAge(now); !ok || age > sp.UnknownAfter() {
+		return time.Time{}, false
+	}
+	if bound, _, ok := sp.Timeline.CommitBound(rv); ok && bound.Before(known) {
+		return bound, true
+	}
+	return known, true
+}
+
+// Reset forgets everything proven: the informer's resource moved to
+// another RV space, against whose head nothing was proven yet.
+func (p *Proof) Reset() { *p = Proof{opaque: p.opaque, peaks: p.peaks} }

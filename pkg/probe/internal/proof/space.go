@@ -1,0 +1,465 @@
+package proof
+
+import (
+	"slices"
+	"time"
+)
+
+// Space settles the head samples of one RV space: the resources whose RVs
+// come from one etcd (by default, the whole cluster). Every consistent
+// read of a resource of the space is a head sample: the head probe's and
+// the freshness reads. One source, the reference, speaks for the space: the
+// first one registered, kept while it answers (after refFailover failures
+// in a row the next source takes over). Its samples are the space's head.
+//
+// Samples of the other sources are checked against it. One etcd's revision
+// never decreases, so:
+//   - a sample of another source above the latest head is taken
+//     provisionally, and when the reference, asked after it answered, sees
+//     a lower head, that source reads another etcd (a higher one): its
+//     samples are dropped and it is named foreign;
+//   - a sample of another source below the latest head, asked after that
+//     head was answered, waits for the reference's next sample: if that one
+//     is lower too, the store went back (etcd restored from a backup: both
+//     sources agree); if not, that source reads another etcd (a lower one);
+//   - the reference itself going lower is a restore once it stays lower
+//     for settleAfter samples, or another source agrees;
+//   - a source that answers with a resource version that is not an integer
+//     (an extension API server) is foreign to a space of integers, unless
+//     it is the reference: then the space is opaque.
+//
+// A foreign source leaves the space (its caller gives it a space of its
+// own); a restore resets the timeline and starts a new epoch, in which RVs
+// of the old history prove nothing.
+type Space struct {
+	Timeline *Timeline
+	// Previous is the timeline of the epoch before the current one: what
+	// informers that have not moved on from it proved in it still stands.
+	Previous *Timeline
+	sources  []int32
+	ref      int32 // the reference source; -1: none
+	refFails int
+	opaque   bool
+	integers bool // a source answered with an integer head once
+	epoch    uint64
+
+	// the latest head probe (not a freshness read) that answered: the head's age
+	lastProbe time.Time
+	// the reference's latest head, for lag
+	refHead uint64
+	refRecv time.Time
+	refOK   bool
+
+	suspect *held          // the reference's lower sample, not yet settled
+	low     map[int32]held // other sources' lower samples, not yet settled
+	backoff map[int32]backoff
+	// contradicted counts, per source, the times the reference contradicted
+	// its samples while the reference's head moved on: a source is foreign
+	// only after foreignAfter such, not after one (API servers' watch caches
+	// frozen at different revisions of a history etcd lost contradict each
+	// other too, but none of them moves)
+	contradicted map[int32]int
+	refMoved     uint64 // the reference head at the latest contradiction
+
+	// lostWrite is the RV of the write that proved the history lost, until
+	// a write lands above the reads again: one loss, counted once.
+	lostWrite uint64
+	lostAt    time.Time
+	known     bool // the latest regression followed a loss a write proved
+	// ended is the latest sample of the history the latest regression left
+	// behind: a list completed after it at an RV below it is of the new
+	// history (one etcd's revision never goes back within a history)
+	ended struct {
+		recv time.Time
+		head uint64
+	}
+	writes  [32]write // the latest writes, a ring
+	nWrites int
+
+	interval time.Duration // of the head probe
+	gapEnded time.Time     // when a probe answered after the head was unknown
+}
+
+// write is a write to the space's etcd: its RV and when it was requested.
+type write struct {
+	rv    uint64
+	sent  time.Time
+	epoch uint64 // the space's epoch once the write's answer was judged
+}
+
+type held struct {
+	rv         uint64
+	sent, recv time.Time
+	samples    int
+	refHead    uint64 // the reference's head when it was held
+}
+
+// foreignAfter is how many contradictions, with the reference moving on
+// between them, make a source foreign.
+const foreignAfter = 2
+
+type backoff struct{ skip, failures int }
+
+// settleAfter is how many lower samples of the reference alone make a
+// restore.
+const settleAfter = 3
+
+// refFailover is how many failures of the reference in a row hand its role
+// to the next source.
+const refFailover = 3
+
+// NewSpace returns a space whose timeline holds capacity runs, probed
+// every interval.
+func NewSpace(capacity int, base time.Time, interval time.Duration) *Space {
+	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, backoff: map[int32]backoff{}, contradicted: map[int32]int{}, interval: interval}
+}
+
+// UnknownAfter is how old the latest head probe may get before the head is
+// unknown: a few missed probes, never less than 15s.
+func (s *Space) UnknownAfter() time.Duration { return max(3*s.interval, 15*time.Second) }
+
+// AddSource adds a source (once); the first becomes the reference.
+func (s *Space) AddSource(id int32) {
+	if slices.Contains(s.sources, id) {
+		return
+	}
+	s.sources = append(s.sources, id)
+	if s.ref < 0 {
+		s.ref = id
+	}
+}
+
+// RemoveSource removes a source.
+func (s *Space) RemoveSource(id int32) {
+	s.sources = slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })
+	delete(s.low, id)
+	delete(s.backoff, id)
+	delete(s.contradicted, id)
+	if s.ref == id {
+		s.ref, s.refFails = -1, 0
+		if len(s.sources) > 0 {
+			s.ref = s.sources[0]
+		}
+	}
+}
+
+// Sources returns the sources, in order.
+func (s *Space) Sources() []int32 { return slices.Clone(s.sources) }
+
+// Reference returns the reference source (-1: none).
+func (s *Space) Reference() int32 { return s.ref }
+
+// Order returns the sources a head probe tries, in order: the reference
+// first; sources backing off after failures not at all this time.
+func (s *Space) Order() []int32 {
+	var order []int32
+	for i := range s.sources {
+		id := s.sources[i]
+		if id == s.ref {
+			order = append([]int32{id}, order...)
+			continue
+		}
+		if b := s.backoff[id]; b.skip > 0 {
+			b.skip--
+			s.backoff[id] = b
+			continue
+		}
+		order = append(order, id)
+	}
+	return order
+}
+
+// Failed records a failed read of source id; it returns how many times in a
+// row it failed.
+func (s *Space) Failed(id int32) int {
+	b := s.backoff[id]
+	b.failures++
+	b.skip = min(1<<min(b.failures-1, 4), 12) - 1
+	s.backoff[id] = b
+	if id == s.ref {
+		s.refFails++
+		if s.refFails >= refFailover {
+			if i := slices.Index(s.sources, id); i >= 0 && len(s.sources) > 1 {
+				s.ref, s.refFails = s.sources[(i+1)%len(s.sources)], 0
+			}
+		}
+	}
+	return b.failures
+}
+
+// Verdict is what a sample meant.
+type Verdict struct {
+	Accepted bool    // it is a head sample of the space now
+	Foreign  []int32 // sources found to read another etcd: they left the space
+	// Regressed: the head went back (etcd restored from a backup); the
+	// timeline restarted and a new epoch began.
+	Regressed bool
+	// Known: the regression is the reads catching up with a loss a write
+	// proved before (counted then).
+	Known bool
+}
+
+// Sample settles a read of source id requested at sent and answered at
+// recv: rv is the head it saw, integer false when that was not an integer.
+// probe says it was a head probe (not a freshness read): head probes keep
+// the head's age.
+func (s *Space) Sample(id int32, rv uint64, integer bool, sent, recv time.Time, probe bool) Verdict {
+	ref := s.ref
+	v := s.sample(id, rv, integer, sent, recv)
+	if !integer {
+		return v
+	}
+	if probe && (v.Accepted || id == ref) {
+		if !s.lastProbe.IsZero() && sent.Sub(s.lastProbe) > s.UnknownAfter() {
+			s.gapEnded = sent
+		}
+		s.lastProbe = maxTime(s.lastProbe, sent)
+	}
+	if v.Accepted && (id == s.ref || !s.refOK) {
+		s.refHead, s.refRecv, s.refOK = max(s.refHead, rv), recv, true
+	}
+	return v
+}
+
+func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) Verdict {
+	var v Verdict
+	delete(s.backoff, id)
+	if id == s.ref {
+		s.refFails = 0
+	}
+	if integer {
+		s.integers = true
+	}
+	if !integer {
+		if id == s.ref && !s.integers {
+			s.opaque = true // an extension API server's space
+			return v
+		}
+		// a source of a space of integers answering with something else
+		// (one that took over the reference after failures, too)
+		return s.foreign(v, id)
+	}
+	if id == s.ref {
+		s.opaque = false
+	}
+	latest, latestRecv, has := s.Timeline.Latest()
+	switch {
+	case !has || rv >= latest:
+		if id == s.ref {
+			s.Timeline.Add(sent, recv, rv, id)
+		} else {
+			s.Timeline.AddProvisional(sent, recv, rv, id)
+		}
+		v.Accepted = true
+		if id == s.ref {
+			s.suspect = nil
+			// the reference is back or still at its etcd's head: lower
+			// samples of others, taken before, contradict it
+			for src, l := range s.low {
+				if l.recv.Before(sent) {
+					delete(s.low, src)
+					if rv > l.refHead {
+						v = s.contradict(v, src, rv)
+					}
+				}
+			}
+		}
+	case sent.Before(latestRecv):
+		return v // begun before the latest answer came: an older snapshot
+	case id == s.ref:
+		// the reference saw less than a head answered before it was asked
+		if src, provisional, sole := s.Timeline.SoleSourceAbove(rv); sole && provisional && src != s.ref {
+			// every head above came from one other source: drop them; that
+			// source is foreign once the reference moved on between two
+			s.Timeline.TruncateAbove(rv)
+			if s.refOK && rv > s.refHead || s.contradicted[src] == 0 {
+				v = s.contradict(v, src, rv)
+			}
+			s.Timeline.Add(sent, recv, rv, id)
+			v.Accepted = true
+			return v
+		}
+		if s.suspect == nil {
+			s.suspect = &held{rv: rv, sent: sent, recv: recv}
+		}
+		s.suspect.samples++
+		agreed := false
+		for src, l := range s.low {
+			if l.rv <= latest {
+				agreed = true
+				delete(s.low, src)
+			}
+		}
+		if s.suspect.samples < settleAfter && !agreed && len(s.sources) > 1 {
+			return v
+		}
+		s.regress()
+		s.Timeline.Add(sent, recv, rv, id)
+		v.Accepted, v.Regressed, v.Known = true, true, s.known
+	default:
+		// another source saw less than the head: a restore (the reference
+		// will see it too) or another etcd; its next sample tells
+		if s.suspect != nil {
+			s.regress()
+			s.Timeline.Add(sent, recv, rv, id)
+			v.Accepted, v.Regressed, v.Known = true, true, s.known
+			return v
+		}
+		l := s.low[id]
+		s.low[id] = held{rv: rv, sent: sent, recv: recv, samples: l.samples + 1, refHead: latest}
+	}
+	return v
+}
+
+// contradict counts a contradiction of source id by the reference at head
+// rv, and names it foreign at the foreignAfter-th with the reference's head
+// moving on in between.
+func (s *Space) contradict(v Verdict, id int32, rv uint64) Verdict {
+	if s.contradicted[id] > 0 && rv <= s.refMoved {
+		return v
+	}
+	s.contradicted[id]++
+	s.refMoved = rv
+	if s.contradicted[id] >= foreignAfter {
+		return s.foreign(v, id)
+	}
+	return v
+}
+
+func (s *Space) foreign(v Verdict, id int32) Verdict {
+	s.RemoveSource(id)
+	v.Foreign = append(v.Foreign, id)
+	return v
+}
+
+func (s *Space) regress() {
+	s.known = s.lostWrite != 0
+	if s.known {
+		// the reads catch up with a loss a write proved, and counted, before:
+		// the samples since came from watch caches of the lost history
+		s.Timeline.Reset()
+		s.suspect = nil
+		clear(s.low)
+		s.refHead, s.refOK = 0, false
+		return
+	}
+	if head, recv, ok := s.Timeline.Latest(); ok {
+		s.ended.head, s.ended.recv = head, recv
+	}
+	s.Previous = s.Timeline.Clone()
+	s.Timeline.Reset()
+	s.epoch++
+	s.suspect = nil
+	clear(s.low)
+	s.refHead, s.refOK = 0, false
+}
+
+// Write checks a write to the space's etcd, requested at sent, that
+// committed at rv; below says the writer knows it landed below an earlier
+// write of its own (writes are sequential). A write is the authoritative
+// head: it commits after it is sent, so it lands above every head answered
+// before. Reads can be served from an API server's watch cache that still
+// holds a history etcd lost (restored from a backup while kube-apiserver
+// ran on); a write cannot. lost is true for the write that proves such a
+// loss (once per loss): the timeline restarts and a new epoch begins.
+func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
+	defer func() {
+		s.writes[s.nWrites%len(s.writes)] = write{rv: rv, sent: sent, epoch: s.epoch}
+		s.nWrites++
+	}()
+	head, recv, ok := s.Timeline.Latest()
+	switch {
+	case below || ok && rv < head && sent.After(recv):
+		if s.lostWrite != 0 {
+			return false
+		}
+		s.regress()
+		s.lostWrite, s.lostAt = rv, sent
+		return true
+	case ok && rv > head && sent.After(recv):
+		s.lostWrite = 0 // a write above the reads: they share its history again
+	}
+	return false
+}
+
+// SameHistoryAt returns until when a cache at rv, observed in epoch,
+// was of etcd's history: the request time of the latest write of that
+// epoch that landed at or above rv, or, when a regression ended the epoch,
+// of its latest write (the restore came after that write committed; a
+// proof of any instant before the restore holds in the history etcd
+// kept). A write of a later epoch says nothing of the history left behind.
+func (s *Space) SameHistoryAt(rv, epoch uint64) time.Time {
+	var at time.Time
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.epoch == epoch && (w.rv >= rv || epoch < s.epoch) {
+			at = maxTime(at, w.sent)
+		}
+	}
+	return at
+}
+
+// WritesBelow returns how many writes requested after after landed below
+// rv: a cache at rv seen before after is of another history when there are
+// any (a write commits after it is requested).
+func (s *Space) WritesBelow(rv uint64, after time.Time) int {
+	n := 0
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.sent.After(after) && w.rv < rv {
+			n++
+		}
+	}
+	return n
+}
+
+// GapSince reports whether the head was unknown (no head probe answered
+// for UnknownAfter) at some point after t, or is at now.
+func (s *Space) GapSince(t, now time.Time) bool {
+	age, ok := s.HeadAge(now)
+	return s.gapEnded.After(t) || !ok || age > s.UnknownAfter()
+}
+
+// HistoryLost reports whether writes proved the reads to come from a
+// history etcd lost (read samples then prove no cache fresh), and since
+// when.
+func (s *Space) HistoryLost() (bool, time.Time) { return s.lostWrite != 0, s.lostAt }
+
+// OfNewHistory reports whether a list completed at at with RV rv, in the
+// epoch before the current one, was of the history the space went back to:
+// completed after the old history's latest sample, below its head.
+func (s *Space) OfNewHistory(at time.Time, rv uint64) bool {
+	return !s.ended.recv.IsZero() && at.After(s.ended.recv) && rv < s.ended.head
+}
+
+// Epoch counts the restores the space went through: an RV observed in an
+// earlier epoch belongs to a lost history.
+func (s *Space) Epoch() uint64 { return s.epoch }
+
+// Opaque reports whether the reference answers with resource versions that
+// are not integers.
+func (s *Space) Opaque() bool { return s.opaque }
+
+// HeadAge returns how long ago the latest head probe that answered was
+// requested. Freshness reads are head samples too, but they are sparse (one
+// per quiet informer per bookmark period) and ride the informers'
+// connection: when the head probe fails, the head is unknown.
+func (s *Space) HeadAge(now time.Time) (time.Duration, bool) {
+	if s.lastProbe.IsZero() || s.opaque {
+		return 0, false
+	}
+	return now.Sub(s.lastProbe), true
+}
+
+// Head returns the latest head the reference saw (or, before it answered,
+// any source), and when it was answered: the head RV lag is measured from.
+// A provisional sample of another source (which may turn out foreign) is
+// not the head.
+func (s *Space) Head() (rv uint64, recv time.Time, ok bool) {
+	return s.refHead, s.refRecv, s.refOK
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,203 @@
+package proof
+
+import "time"
+
+// run is a run of head samples that returned the same resource version.
+// Each sample is a request (sent) and its response (received); the RV it
+// returns was the head at some instant between the two. So the run proves
+// two bounds: everything committed by lastSent has an RV <= rv (the last
+// sample's snapshot came after its request), and a commit of rv happened
+// before firstRecv (the first sample that saw it had its answer by then).
+type run struct {
+	rv        uint64
+	firstRecv time.Duration // since the timeline's base, monotonic
+	lastSent  time.Duration
+	lastRecv  time.Duration
+	source    int32 // the source of every sample of the run, or Mixed
+	samples   int
+	// provisional: every sample of the run came from a source that was not
+	// its space's reference when it answered
+	provisional bool
+}
+
+// Mixed marks a run seen by more than one source.
+const Mixed int32 = -1
+
+// Timeline is a bounded history of head samples of one RV space. RVs in it
+// never decrease: its space resets it when the head provably went back
+// (etcd restored from a backup). Samples that see the same head share one
+// entry, so a quiet cluster uses one slot however long it is quiet. When
+// full, the oldest entry is dropped and counted.
+//
+// It answers the questions the proofs ask:
+//   - FreshAt(rv): the latest request time of a sample whose head was <=
+//     rv: a cache at rv provably held everything committed by then;
+//   - CommitBound(rv): the response time of the first sample whose head
+//     was >= rv, an upper bound of rv's commit time;
+//   - Below(rv, after): how many samples requested after a time saw a
+//     head below rv (an RV of another history when there are any).
+type Timeline struct {
+	base    time.Time
+	buf     []run
+	start   int // index of the oldest entry in buf
+	n       int // entries in use
+	adds    uint64
+	dropped uint64
+}
+
+// NewTimeline returns a timeline holding at most capacity runs of equal
+// heads; base is any time before the first sample (monotonic readings of
+// time.Time are kept, so wall-clock jumps do not distort it).
+func NewTimeline(capacity int, base time.Time) *Timeline {
+	return &Timeline{base: base, buf: make([]run, max(capacity, 2))}
+}
+
+func (tl *Timeline) at(i int) *run { return &tl.buf[(tl.start+i)%len(tl.buf)] }
+
+// Add records a sample of source, requested at sent and answered at recv,
+// that saw head rv. A head below the latest is ignored: the space decides
+// what a lower head means before it adds a sample.
+func (tl *Timeline) Add(sent, recv time.Time, rv uint64, source int32) {
+	tl.add(sent, recv, rv, source, false)
+}
+
+// AddProvisional records a sample of a source that is not its space's
+// reference: the reference may contradict it later (see
+// ProvisionalAbove).
+func (tl *Timeline) AddProvisional(sent, recv time.Time, rv uint64, source int32) {
+	tl.add(sent, recv, rv, source, true)
+}
+
+func (tl *Timeline) add(sent, recv time.Time, rv uint64, source int32, provisional bool) {
+	s, r := sent.Sub(tl.base), recv.Sub(tl.base)
+	tl.adds++
+	if tl.n > 0 {
+		last := tl.at(tl.n - 1)
+		switch {
+		case rv == last.rv:
+			last.lastSent, last.lastRecv = max(last.lastSent, s), max(last.lastRecv, r)
+			last.samples++
+			if last.source != source {
+				last.source = Mixed
+			}
+			last.provisional = last.provisional && provisional
+			return
+		case rv < last.rv:
+			return
+		}
+	}
+	if tl.n == len(tl.buf) {
+		tl.start = (tl.start + 1) % len(tl.buf)
+		tl.n--
+		tl.dropped++
+	}
+	*tl.at(tl.n) = run{rv: rv, firstRecv: r, lastSent: s, lastRecv: r, source: source, samples: 1, provisional: provisional}
+	tl.n++
+}
+
+// Reset discards the history: the head went back.
+func (tl *Timeline) Reset() { tl.start, tl.n = 0, 0 }
+
+// Clone returns a copy of the timeline.
+func (tl *Timeline) Clone() *Timeline {
+	c := *tl
+	c.buf = append([]run(nil), tl.buf...)
+	return &c
+}
+
+// Latest returns the newest head and when a sample last answered with it.
+func (tl *Timeline) Latest() (rv uint64, recv time.Time, ok bool) {
+	if tl.n == 0 {
+		return 0, time.Time{}, false
+	}
+	s := tl.at(tl.n - 1)
+	return s.rv, tl.base.Add(s.lastRecv), true
+}
+
+// Generation counts the samples added so far; it moves with every sample.
+func (tl *Timeline) Generation() uint64 { return tl.adds }
+
+// Dropped returns how many entries were dropped because the timeline was
+// full.
+func (tl *Timeline) Dropped() uint64 { return tl.dropped }
+
+// FreshAt returns the latest request time of a sample whose head was <= rv.
+func (tl *Timeline) FreshAt(rv uint64) (time.Time, bool) {
+	i := tl.search(func(s *run) bool { return s.rv > rv })
+	if i == 0 {
+		return time.Time{}, false
+	}
+	return tl.base.Add(tl.at(i - 1).lastSent), true
+}
+
+// CommitBound returns the response time of the first sample whose head was
+// >= rv, and the request time of the sample before it (zero at the start
+// of the history): rv was committed between the two. A wide gap (the
+// probes were failing) leaves the commit time, and so any delay, unknown.
+func (tl *Timeline) CommitBound(rv uint64) (bound, after time.Time, ok bool) {
+	i := tl.search(func(s *run) bool { return s.rv >= rv })
+	if i == tl.n {
+		return time.Time{}, time.Time{}, false
+	}
+	if i > 0 {
+		after = tl.base.Add(tl.at(i - 1).lastSent)
+	}
+	return tl.base.Add(tl.at(i).firstRecv), after, true
+}
+
+// Below returns how many samples requested after after saw a head below
+// rv. One etcd's revision never decreases, so a cache at rv (seen before
+// after) is of another history than these samples' when there are any.
+func (tl *Timeline) Below(rv uint64, after time.Time) int {
+	a := after.Sub(tl.base)
+	n := 0
+	for i := tl.n - 1; i >= 0; i-- {
+		s := tl.at(i)
+		if s.lastSent <= a {
+			break
+		}
+		if s.rv < rv {
+			n += s.samples
+		}
+	}
+	return n
+}
+
+// SoleSourceAbove reports the one source that saw every head above rv, if
+// one source alone did; provisional, whether it was not the reference for
+// any of them.
+func (tl *Timeline) SoleSourceAbove(rv uint64) (src int32, provisional, ok bool) {
+	i := tl.search(func(s *run) bool { return s.rv > rv })
+	if i == tl.n {
+		return 0, false, false
+	}
+	src, provisional = tl.at(i).source, true
+	for j := i; j < tl.n; j++ {
+		s := tl.at(j)
+		if s.source != src || s.source == Mixed {
+			return 0, false, false
+		}
+		provisional = provisional && s.provisional
+	}
+	return src, provisional, true
+}
+
+// TruncateAbove drops every head above rv.
+func (tl *Timeline) TruncateAbove(rv uint64) {
+	tl.n = tl.search(func(s *run) bool { return s.rv > rv })
+}
+
+// search returns the smallest index in [0, n) for which pred holds, or n;
+// pred must be monotonic in the index (false…false true…true).
+func (tl *Timeline) search(pred func(*run) bool) int {
+	lo, hi := 0, tl.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if pred(tl.at(mid)) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}

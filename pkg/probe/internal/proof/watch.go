@@ -1,0 +1,274 @@
+package proof
+
+import (
+	"slices"
+	"time"
+)
+
+// Watch is what an informer's wire shows of its lists and watches: list
+// cycles (a relist counted once however many attempts it takes), watch
+// sessions, the signs of life a watch gives (an event, a bookmark, a list
+// end, a watch that opens or that the server ends), its bookmark cadence
+// and its silence.
+//
+// A live watch gives a sign of life at least once per cadence: its
+// bookmark period (kube-apiserver sends a bookmark about once a minute),
+// or, for a watch that has never had a bookmark (watch cache off for the
+// resource, an extension API server that sends none, a proxy cutting
+// streams short), the length of its watch sessions: the server ends each
+// at the timeout the reflector asked for, and that end is a sign of life.
+// A silence longer than the cadence allows is evidence of a stall.
+type Watch struct {
+	listed       bool      // the first list was started (and counted)
+	listing      bool      // a list cycle is under way: its retries are not new relists
+	expired      bool      // the watch ended with 410: the next relist is "expired"
+	attemptStart time.Time // first page of the current list attempt
+	consistent   bool      // that attempt is a consistent read (RV "")
+	unserved     bool      // the latest list attempt found nothing to watch, and none succeeded since
+
+	watching    bool
+	opened      time.Time // the current watch's start
+	reopened    time.Time // the start of the first watch opened since the latest stall ended
+	deadline    time.Time // when its timeout ends it; zero: none asked
+	life        time.Time // the latest sign of life
+	bookmarkRef time.Time // the latest bookmark, or the watch's start
+	periods     [5]time.Duration
+	nPeriods    int
+	bookmarks   bool // a bookmark ever arrived
+	// bookmarkless counts the watch sessions longer than a bookmark period
+	// that ended without a bookmark while none ever arrived: evidence that
+	// the server sends none
+	bookmarkless int
+	sessions     [3]time.Duration
+	nSessions    int
+	stallEnded   time.Time // when a sign of life ended the latest silence longer than the cadence allows
+}
+
+// Bookmark cadence defaults and limits.
+const (
+	// DefaultBookmarkPeriod is kube-apiserver's watch bookmark period.
+	DefaultBookmarkPeriod = time.Minute
+	maxCadence            = 10 * time.Minute
+	// silentSlack is how far past its cadence a sign of life may come late
+	// (the cacher's 1s dispatch tick, a slow connection) before the
+	// silence is evidence.
+	silentSlack = 10 * time.Second
+	// PreTimeoutBookmarkLead is how long before a watch's timeout
+	// kube-apiserver sends it a last bookmark (k8s.io/apiserver's
+	// cacheWatcher.nextBookmarkTime).
+	PreTimeoutBookmarkLead = 2 * time.Second
+)
+
+// Relist reasons (the catalog's values).
+const (
+	RelistInitial = "initial"
+	RelistExpired = "expired"
+	RelistError   = "error"
+)
+
+// ListStarted records the first page of a List, or a watch-list, at now;
+// consistent when it reads at RV "" (it then holds everything committed
+// before now). It returns the reason of the relist it starts, or "" when
+// it is an attempt of a cycle under way (retries after 429, a 410 retried
+// at RV "", a watch-list falling back to List).
+func (w *Watch) ListStarted(now time.Time, consistent bool) string {
+	w.attemptStart, w.consistent = now, consistent
+	if w.listing {
+		return ""
+	}
+	w.listing = true
+	reason := RelistInitial
+	switch {
+	case !w.listed:
+		w.listed = true
+	case w.expired:
+		reason = RelistExpired
+	default:
+		reason = RelistError
+	}
+	w.expired = false
+	return reason
+}
+
+// ListEnded records a list's last page (or a watch-list's initial-events-
+// end bookmark) at now. It returns when the list began if it was a
+// consistent read: it held everything committed by then.
+func (w *Watch) ListEnded(now time.Time) (consistentFrom time.Time) {
+	w.listing, w.unserved = false, false
+	w.live(now)
+	w.bookmarkRef = now
+	if w.consistent {
+		return w.attemptStart
+	}
+	return time.Time{}
+}
+
+// ListFailed records a failed list attempt; unserved when the API server
+// does not serve the resource (a CRD deleted) or forbids listing it. A
+// failure of another kind (the server restarting) does not say it serves
+// the resource again: only a list that succeeds does.
+func (w *Watch) ListFailed(unserved bool) { w.unserved = w.unserved || unserved }
+
+// Unserved reports whether a list attempt found nothing to watch (see
+// ListFailed) and none succeeded since: silence means nothing then.
+func (w *Watch) Unserved() bool { return w.unserved }
+
+// WatchOpened records that a watch (or a watch-list past its initial
+// events) streams from now on, until deadline (zero: no timeout asked).
+func (w *Watch) WatchOpened(now, deadline time.Time) {
+	w.watching, w.opened, w.deadline, w.bookmarkRef = true, now, deadline, now
+	w.live(now)
+	if w.reopened.Before(w.stallEnded) || w.reopened.IsZero() {
+		w.reopened = now // the first watch since the latest stall ended
+	}
+}
+
+// WatchEnded records that the watch's stream ended at now: its server
+// closed it (at the timeout it asked for, or restarting) or the connection
+// broke; either is a sign of life of the path to the server.
+func (w *Watch) WatchEnded(now time.Time) {
+	if w.watching && !w.opened.IsZero() {
+		d := now.Sub(w.opened)
+		w.sessions[w.nSessions%len(w.sessions)] = d
+		w.nSessions++
+		if !w.bookmarks && d > DefaultBookmarkPeriod+silentSlack {
+			w.bookmarkless++
+		}
+	}
+	w.watching = false
+	w.live(now)
+}
+
+// resumeSettle is how long a watch reopened after a stall runs before its
+// opening counts as the end of the stall's effect (the server sends the
+// events since the informer's RV at once on opening).
+const resumeSettle = 5 * time.Second
+
+// Resumed returns when the first watch opened after the latest stall
+// ended, when its server sends no bookmarks and resumeSettle has passed
+// since: the server sent every event since the informer's RV on opening,
+// so the stall left nothing behind that the watch cache had; ok is false
+// otherwise (a watch with bookmarks waits for the next one).
+func (w *Watch) Resumed(now time.Time) (time.Time, bool) {
+	if w.bookmarks || w.stallEnded.IsZero() || w.reopened.Before(w.stallEnded) || now.Sub(w.reopened) < resumeSettle {
+		return time.Time{}, false
+	}
+	return w.reopened, true
+}
+
+// WatchError records an error of a watch call or event; expired for 410.
+func (w *Watch) WatchError(expired bool) {
+	if expired && !w.listing {
+		w.expired = true
+	}
+}
+
+// Received records an event (bookmark false) or a bookmark received at now.
+func (w *Watch) Received(now time.Time, bookmark bool) {
+	if bookmark {
+		if !w.bookmarkRef.IsZero() {
+			w.periods[w.nPeriods%len(w.periods)] = now.Sub(w.bookmarkRef)
+			w.nPeriods++
+		}
+		w.bookmarks, w.bookmarkRef = true, now
+	}
+	w.live(now)
+}
+
+func (w *Watch) live(now time.Time) {
+	if !w.life.IsZero() && now.Sub(w.life) > w.Cadence()+silentSlack {
+		w.stallEnded = now
+	}
+	if now.After(w.life) {
+		w.life = now
+	}
+}
+
+// Cadence is how often a live watch gives a sign of life: the median of
+// the latest intervals between bookmarks, never below kube-apiserver's
+// minute (the API server promises a bookmark at least that often, not at
+// most: it also sends early ones after a watch-list's initial events and
+// one 2s before a watch's timeout); for a watch that has not had one (yet:
+// a server that sends none, or a watch younger than a bookmark period), the
+// longest of its recent sessions, or the timeout the current one asked
+// for: the server ends each session, a sign of life.
+func (w *Watch) Cadence() time.Duration {
+	if !w.bookmarks {
+		var longest time.Duration
+		for _, d := range w.sessions[:min(w.nSessions, len(w.sessions))] {
+			longest = max(longest, d)
+		}
+		if w.watching && !w.deadline.IsZero() {
+			longest = max(longest, w.deadline.Sub(w.opened))
+		}
+		if longest == 0 {
+			return DefaultBookmarkPeriod
+		}
+		return min(max(longest, DefaultBookmarkPeriod), maxCadence)
+	}
+	n := min(w.nPeriods, len(w.periods))
+	if n == 0 {
+		return DefaultBookmarkPeriod
+	}
+	p := slices.Clone(w.periods[:n])
+	slices.Sort(p)
+	return min(max(p[len(p)/2], DefaultBookmarkPeriod), maxCadence)
+}
+
+// Bookmarks reports whether the watch ever had a bookmark.
+func (w *Watch) Bookmarks() bool { return w.bookmarks }
+
+// Silence returns how long the watch has given no sign of life; ok is
+// false before its first list ended or while there is nothing to watch.
+func (w *Watch) Silence(now time.Time) (time.Duration, bool) {
+	if w.life.IsZero() || !w.listed || w.Unserved() {
+		return 0, false
+	}
+	return max(0, now.Sub(w.life)), true
+}
+
+// Silent reports whether the watch has been silent longer than its
+// cadence allows (a list cycle under way, too: until it completes, the
+// store lacks what was committed since): what it holds may lack
+// everything committed since.
+func (w *Watch) Silent(now time.Time) bool {
+	s, ok := w.Silence(now)
+	return ok && s > w.Cadence()+silentSlack
+}
+
+// StalledSince reports whether the watch was silent longer than its
+// cadence allows at some point after t (or is now).
+func (w *Watch) StalledSince(t, now time.Time) bool {
+	return w.stallEnded.After(t) || w.Silent(now)
+}
+
+// Listing reports whether a list cycle is under way.
+func (w *Watch) Listing() bool { return w.listing }
+
+// Watching reports whether a watch streams.
+func (w *Watch) Watching() bool { return w.watching }
+
+// NextBookmark returns when the open watch's next bookmark is due: a
+// cadence after the latest, or the one before the watch's timeout if that
+// comes first; ok is false when none is expected (no watch, or one whose
+// server has shown it sends none).
+func (w *Watch) NextBookmark() (time.Time, bool) {
+	if !w.watching || (!w.bookmarks && w.bookmarkless > 0) {
+		return time.Time{}, false
+	}
+	period := DefaultBookmarkPeriod // the first one, expected
+	if w.bookmarks {
+		period = w.Cadence()
+	}
+	next := w.bookmarkRef.Add(period)
+	if !w.deadline.IsZero() {
+		if pre := w.deadline.Add(-PreTimeoutBookmarkLead); pre.Before(next) && !pre.Before(w.bookmarkRef) {
+			next = pre
+		}
+	}
+	return next, true
+}
+
+// LastBookmark returns the latest bookmark's receipt (or the watch's
+// start).
+func (w *Watch) LastBookmark() time.Time { return w.bookmarkRef }

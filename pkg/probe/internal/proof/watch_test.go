@@ -1,0 +1,59 @@
+package proof
+
+import (
+	"testing"
+	"time"
+)
+
+// A resource the API server stopped serving stays unserved through
+// failures of another kind (its server restarting) until a list succeeds:
+// its silence means nothing meanwhile.
+func TestUnservedUntilAListSucceeds(t *testing.T) {
+	var w Watch
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(1))
+	w.WatchOpened(sec(1), time.Time{})
+	w.WatchEnded(sec(100))
+	w.ListStarted(sec(100), true)
+	w.ListFailed(true) // 404: the CRD was deleted
+	if !w.Unserved() {
+		t.Fatal("a 404 list: not unserved")
+	}
+	w.ListFailed(false) // 503: the API server restarts
+	if !w.Unserved() {
+		t.Error("a 503 after the 404 made the resource served again")
+	}
+	if _, ok := w.Silence(sec(500)); ok {
+		t.Error("silence exported while the resource is not served")
+	}
+	w.ListEnded(sec(600))
+	if w.Unserved() {
+		t.Error("unserved after a list succeeded")
+	}
+}
+
+// A watch without bookmarks that reopened after a stall settles it once
+// it ran resumeSettle; one with bookmarks waits for its next bookmark.
+func TestResumedAfterAStall(t *testing.T) {
+	var w Watch
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(1))
+	w.WatchOpened(sec(1), time.Time{})
+	w.WatchEnded(sec(700)) // silent 699s: longer than the cadence allows
+	w.WatchOpened(sec(701), time.Time{})
+	if _, ok := w.Resumed(sec(703)); ok {
+		t.Error("resumed 2s after the watch reopened")
+	}
+	if got, ok := w.Resumed(sec(710)); !ok || !got.Equal(sec(701)) {
+		t.Errorf("Resumed = %v, %v; want the reopening at 701s", got, ok)
+	}
+	w.WatchEnded(sec(1000))
+	w.WatchOpened(sec(1001), time.Time{})
+	if got, ok := w.Resumed(sec(1002)); !ok || !got.Equal(sec(701)) {
+		t.Errorf("a later session of the same resumed watch: Resumed = %v, %v; want 701s still", got, ok)
+	}
+	w.Received(sec(1010), true)
+	if _, ok := w.Resumed(sec(1020)); ok {
+		t.Error("a watch with bookmarks counts as resumed")
+	}
+}

@@ -1,0 +1,149 @@
+package probe
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// resource is one watched resource: its informers (the resource reports
+// the worst of them), its RV space, its canary and convergence state when
+// it has them, and the observers of its event-driven metrics, bound once
+// to its `resource` label so the per-event path allocates nothing.
+//
+// It is configuration and a directory, not a stage: its informers own
+// their stages, its space owns the head.
+type resource struct {
+	name     string
+	clock    clock.PassiveClock
+	metrics  *metrics
+	interval time.Duration // the head probe's
+
+	deliveryLag prometheus.Observer
+	storeLag    prometheus.Observer
+	unbounded   prometheus.Counter
+	watchStarts prometheus.Counter
+	regressions prometheus.Counter
+	// recordDeliveries makes its informers record when they delivered each
+	// object's version, for the stale-read check's reconcile read delay
+	recordDeliveries atomic.Bool
+
+	space    atomic.Pointer[space]
+	canary   atomic.Pointer[canaryState]
+	converge atomic.Pointer[convergence]
+
+	mu        sync.Mutex
+	informers []*informer
+}
+
+func newResource(name string, clk clock.PassiveClock, s *space, m *metrics, interval time.Duration) *resource {
+	r := &resource{
+		name:        name,
+		clock:       clk,
+		metrics:     m,
+		interval:    interval,
+		deliveryLag: m.EventDeliveryLag.WithLabelValues(name),
+		storeLag:    m.StoreLag.WithLabelValues(name),
+		unbounded:   m.DeliveryUnbounded.WithLabelValues(name),
+		watchStarts: m.WatchStarts.WithLabelValues(name),
+		regressions: m.Regressions.WithLabelValues(name),
+	}
+	r.space.Store(s)
+	// Create the zero-valued series the dashboards and alerts rely on, so a
+	// healthy resource shows 0 instead of no data and increase() sees the
+	// first error.
+	for _, reason := range []string{catalog.RelistInitial, catalog.RelistExpired, catalog.RelistError} {
+		m.Relists.WithLabelValues(name, reason)
+	}
+	for _, reason := range errorReasons {
+		m.ListErrors.WithLabelValues(name, reason)
+		m.WatchErrors.WithLabelValues(name, reason)
+		m.HeadProbeErrors.WithLabelValues(name, reason)
+	}
+	m.TimelineDropped.WithLabelValues(name)
+	return r
+}
+
+// newInformer adds one more informer of the resource.
+func (r *resource) newInformer() *informer {
+	in := newInformer(r)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.informers = append(r.informers, in)
+	return in
+}
+
+func (r *resource) informerList() []*informer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.informers)
+}
+
+// isCanary reports whether the object namespace/name is the resource's
+// canary object.
+func (r *resource) isCanary(namespace, name string) bool {
+	c := r.canary.Load()
+	return c != nil && name == c.name && namespace == c.namespace
+}
+
+// observeList records the duration of one List page, watch-list or head
+// probe. Its series are created on first use, not up front: a resource
+// lists rarely, and four idle histograms per resource would dominate the
+// scrape.
+func (r *resource) observeList(kind, result string, d time.Duration) {
+	r.metrics.ListDuration.WithLabelValues(r.name, kind, result).Observe(d.Seconds())
+}
+
+// stateRank orders states from best to worst: the resource reports its
+// worst informer's.
+var stateRank = map[string]int{catalog.StateOK: 0, catalog.StateHeadUnknown: 1, catalog.StateUnserved: 2, catalog.StateOpaqueRV: 3, catalog.StateAheadOfHead: 4}
+
+// snapshot returns the scrape-time state of the resource: the worst of its
+// live informers. ok is false once every informer it had has stopped (a
+// controller-runtime cache removed it). It changes nothing.
+func (r *resource) snapshot(now time.Time) (snapshot, bool) {
+	sp := r.space.Load()
+	informers := r.informerList()
+	s := snapshot{Resource: r.name, Space: sp.name, Synced: true, State: catalog.StateOK}
+	live := 0
+	for _, in := range informers {
+		v := in.snapshot(sp, now)
+		if v.stopped {
+			continue
+		}
+		live++
+		s.worst(v)
+	}
+	if live == 0 {
+		s.Synced = false
+		if len(informers) > 0 {
+			return snapshot{}, false
+		}
+	}
+	if s.State != catalog.StateOK {
+		// what limits the signals makes them unknown, not 0 or growing
+		s.LagKnown = false
+		if s.State != catalog.StateAheadOfHead {
+			s.StalenessKnown, s.ProofPeriodKnown = false, false
+		}
+	}
+	if c := r.canary.Load(); c != nil {
+		s.CanaryLastDelivered = c.lastDeliveredUnix()
+	}
+	if c := r.converge.Load(); c != nil {
+		s.Convergence = c.snapshot(now)
+	}
+	head := sp.head(now)
+	s.HeadKnown, s.HeadRV = head.known, head.rv
+	s.HeadAgeKnown, s.HeadAgeSeconds = head.ageKnown, head.age.Seconds()
+	if s.State == catalog.StateOpaqueRV {
+		s.HeadKnown, s.InformerKnown = false, false
+	}
+	return s, true
+}
