@@ -179,6 +179,17 @@ test: deps cluster-deps testbin ## Run every test against the real control plane
 test-unit: ## The fast tier for every edit: go test -short, no control plane, helm or Prometheus (under 3 minutes).
 	go test -short -count=1 ./...
 
+SIM_HISTORIES ?= 100000
+SIM_DURATION ?= 10m
+SIM_PAGES ?= 1000
+SIM_PAGE_DURATION ?= 3h
+SIM_SEED ?= 1
+
+.PHONY: test-sim
+test-sim: ## The simulation at length, on both cores: SIM_HISTORIES random histories (of at most SIM_DURATION) against every invariant, then SIM_PAGES (of at most SIM_PAGE_DURATION) with the shipped rules judged for false and missed pages; prints the seeds of failures.
+	@mkdir -p $(BIN)
+	hack/test-sim.sh $(BIN) $(SIM_HISTORIES) $(SIM_DURATION) $(SIM_PAGES) $(SIM_PAGE_DURATION) $(SIM_SEED)
+
 .PHONY: test-busy
 test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
 	RVSYNC_BUSY_WINDOW=10m RVSYNC_BUSY_PROGRESS=10m,5s go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
