@@ -162,7 +162,11 @@ func (in *informer) received(obj metav1.Object, now time.Time, event bool) (queu
 		return false
 	}
 	d := proof.Delta{At: now, RV: rv, Kind: proof.Bookmark}
-	if event {
+	switch k, digested := obj.(*keyObject); {
+	case !event:
+	case digested: // digested on the wire, once (metaLW)
+		d.Kind, d.Key, d.Canary = proof.Event, k.digest.hash(), k.canary
+	default:
 		d.Kind, d.Key, d.Canary = proof.Event, keyHash(obj.GetNamespace(), obj.GetName()), in.res.isCanary(obj.GetNamespace(), obj.GetName())
 	}
 	return in.push(d)

@@ -100,7 +100,7 @@ func TestKeyInformerCountsAndDetectsDeletes(t *testing.T) {
 		w.put("ns-a", "obj-"+strconv.Itoa(i))
 	}
 	w.put("ns-b", "obj-0") // same name, another namespace: another object
-	inf, counted := w.runKeyInformer(t)
+	inf, counted := w.runKeyInformer(t, func(w *objectsWorld, m *Monitor, r *resource) cacheInformer { return m.keyInformer(w.lw(), r, nil) })
 	expect := func(n int, what string) {
 		t.Helper()
 		if w.count() != n {
@@ -144,58 +144,69 @@ func TestKeyInformerCountsRandomHistory(t *testing.T) {
 		noWatchList bool
 	}{{"watch-list", false}, {"list", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			seed := uint64(time.Now().UnixNano())
-			t.Logf("seed %d", seed)
-			rng := rand.New(rand.NewPCG(seed, 18))
-			w := newObjectsWorld()
-			w.noWatchList = tc.noWatchList
-			namespaces := []string{"a", "ab", "team-1", "team-10", "kube-system"}
-			name := func() (string, string) {
-				return namespaces[rng.IntN(len(namespaces))], "obj-" + strconv.Itoa(rng.IntN(400))
-			}
-			for range 300 {
-				w.put(name())
-			}
-			_, counted := w.runKeyInformer(t)
-			counted("the initial objects counted")
-			// change randomly: create or update (put) or delete (drop) one
-			// object; returns the event a watch would deliver
-			change := func() watch.Event {
-				ns, n := name()
-				if w.has(ns, n) && rng.IntN(2) == 0 {
-					return watch.Event{Type: watch.Deleted, Object: w.drop(ns, n)}
-				}
-				if w.has(ns, n) {
-					return watch.Event{Type: watch.Modified, Object: w.put(ns, n)}
-				}
-				return watch.Event{Type: watch.Added, Object: w.put(ns, n)}
-			}
-			// two relists: the reflector backs off before each further one
-			for round := range 2 {
-				watcher := <-w.live
-				for range 300 {
-					e := change()
-					watcher.Action(e.Type, e.Object)
-				}
-				counted("round " + strconv.Itoa(round) + ": the watched changes counted")
-				for range 150 { // while the watch is down
-					change()
-				}
-				watcher.Error(&apierrors.NewResourceExpired("too old resource version").ErrStatus)
-				watcher.Stop()
-				counted("round " + strconv.Itoa(round) + ": the changes missed while the watch was down counted at the relist")
-			}
+			testKeyInformerCountsRandomHistory(t, tc.noWatchList, func(w *objectsWorld, m *Monitor, r *resource) cacheInformer {
+				return m.keyInformer(w.lw(), r, nil)
+			})
 		})
+	}
+}
+
+type cacheInformer = cache.SharedIndexInformer
+
+// buildKeyInformer builds a key informer of w for r.
+type buildKeyInformer func(w *objectsWorld, m *Monitor, r *resource) cacheInformer
+
+func testKeyInformerCountsRandomHistory(t *testing.T, noWatchList bool, build buildKeyInformer) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 18))
+	w := newObjectsWorld()
+	w.noWatchList = noWatchList
+	namespaces := []string{"a", "ab", "team-1", "team-10", "kube-system"}
+	name := func() (string, string) {
+		return namespaces[rng.IntN(len(namespaces))], "obj-" + strconv.Itoa(rng.IntN(400))
+	}
+	for range 300 {
+		w.put(name())
+	}
+	_, counted := w.runKeyInformer(t, build)
+	counted("the initial objects counted")
+	// change randomly: create or update (put) or delete (drop) one
+	// object; returns the event a watch would deliver
+	change := func() watch.Event {
+		ns, n := name()
+		if w.has(ns, n) && rng.IntN(2) == 0 {
+			return watch.Event{Type: watch.Deleted, Object: w.drop(ns, n)}
+		}
+		if w.has(ns, n) {
+			return watch.Event{Type: watch.Modified, Object: w.put(ns, n)}
+		}
+		return watch.Event{Type: watch.Added, Object: w.put(ns, n)}
+	}
+	// two relists: the reflector backs off before each further one
+	for round := range 2 {
+		watcher := <-w.live
+		for range 300 {
+			e := change()
+			watcher.Action(e.Type, e.Object)
+		}
+		counted("round " + strconv.Itoa(round) + ": the watched changes counted")
+		for range 150 { // while the watch is down
+			change()
+		}
+		watcher.Error(&apierrors.NewResourceExpired("too old resource version").ErrStatus)
+		watcher.Stop()
+		counted("round " + strconv.Itoa(round) + ": the changes missed while the watch was down counted at the relist")
 	}
 }
 
 // runKeyInformer runs a key informer of w until the test ends; counted
 // waits until the informer synced and both its object count and its store
 // hold as many objects as w.
-func (w *objectsWorld) runKeyInformer(t *testing.T) (inf cache.SharedIndexInformer, counted func(what string)) {
+func (w *objectsWorld) runKeyInformer(t *testing.T, build buildKeyInformer) (inf cache.SharedIndexInformer, counted func(what string)) {
 	m := New(Options{})
 	tr := m.track(testGVR("configmaps"), "")
-	inf = m.keyInformer(w.lw(), tr, nil)
+	inf = build(w, m, tr)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go inf.RunWithContext(ctx)

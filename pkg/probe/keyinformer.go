@@ -2,201 +2,189 @@ package probe
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"strconv"
-	"unsafe"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
 )
 
-// newKeyInformer returns an instrumented metadata-only informer for gvr
-// across all namespaces, measured by r. No object body is ever fetched, and
-// its store keeps only what the signals use: the signals read RVs from the
-// watch stream as it passes, so the store holds each object's identity
-// alone, a fixed-size digest of its key (see objectKey).
-func (m *Monitor) newKeyInformer(client metadata.Interface, gvr schema.GroupVersionResource, r *resource) cache.SharedIndexInformer {
-	res := client.Resource(gvr)
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return res.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return res.Watch(ctx, o)
-		},
-	}, client)
-	return m.keyInformer(lw, r, metadataHead(client, gvr))
-}
-
-// keyInformer returns an instrumented informer of PartialObjectMetadata
-// from lw, measured by r, whose store keeps object identities only; freshen
-// is its freshness read on its own connection (nil: none).
-func (m *Monitor) keyInformer(lw cache.ListerWatcher, r *resource, freshen headFunc) cache.SharedIndexInformer {
-	ilw := m.instrument(r, lw)
-	ilw.state.freshen, ilw.state.ownReads = freshen, true
-	inf := cache.NewSharedIndexInformerWithOptions(ilw, &metav1.PartialObjectMetadata{},
-		// an empty (not nil) Indexers map: client-go's AddIndexers panics on a nil one
-		cache.SharedIndexInformerOptions{ObjectDescription: r.name, Indexers: cache.Indexers{}})
-	// Setters fail only after the informer started; it has not.
-	_ = inf.SetTransform(objectKey)
-	ilw.state.attach(inf, m.opts.Logger)
-	return inf
-}
-
-// objectKey is an informer transform that reduces an object to its
-// identity and version: a keyObject holding the first 128 bits of the
-// SHA-256 of "namespace/name" (its store key) and its resource version.
-// The signals need no object names, only a count, delete detection and
-// the version the store holds: deletes arrive as watch events, and a
-// relist finds the objects deleted while the watch was down by comparing
-// its keys with the store's, which a digest serves as well as a name; the
-// version rides every handler notification, so the informer's queue knows
-// exactly which delta the store applied (and client-go's store keeps its
-// own resource version current with every event). A keyObject costs 24
-// bytes and holds no pointer, whatever the length of names (see
-// BenchmarkMetadataInformerStore).
-//
-// Two objects with one key would count as one. That cannot happen in
-// practice: the input is unambiguous (a namespace never holds "/"), and two
-// of N objects share a 128-bit digest with probability at most N²/2¹²⁹
-// (10⁻²⁷ for a million objects); SHA-256 also keeps anyone who may create
-// objects from choosing names that collide, which a fast non-cryptographic
-// hash would not. It costs about 0.1 µs per event, next to ~100 µs of
-// client-go's decoding and hand-offs.
-//
-// A keyObject passes through unchanged, so applying it twice (client-go
-// does, for streamed lists) is harmless.
-func objectKey(obj any) (any, error) {
-	switch o := obj.(type) {
-	case *keyObject:
-		return o, nil
-	case metav1.Object:
-		var buf [128]byte // namespace (≤ 63) + "/" + most names, on the stack
-		in := append(append(append(buf[:0], o.GetNamespace()...), '/'), o.GetName()...)
-		sum := sha256.Sum256(in)
-		k := &keyObject{}
-		copy(k.digest[:], sum[:keyBytes])
-		k.rv, _ = proof.ParseRV(o.GetResourceVersion())
-		return k, nil
+// newKeyInformer returns the exporter's informer of gvr across all
+// namespaces, measured by r: it reads metadata only, down to each object's
+// digest and resource version as the stream passes (metaLW), and its store
+// keeps the digests alone (keyStore). cfg is the configuration of its
+// requests; reads is the metadata client of its freshness reads, on the
+// same connection.
+func (m *Monitor) newKeyInformer(cfg *rest.Config, reads metadata.Interface, gvr schema.GroupVersionResource, r *resource) (cache.SharedIndexInformer, error) {
+	in := r.newInformer()
+	store := newKeyStore(in, r.name)
+	lw, err := newMetaLW(cfg, gvr, store, r.isCanary)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", r.name, err)
 	}
-	return obj, nil
+	return m.keyInformerOf(in, store, lw, metadataHead(reads, gvr)), nil
 }
 
-// keyObject is what the exporter's key informer stores of an object: a
-// digest of its key (its name, and so its store key) and its resource
-// version (0: not an integer). It implements metav1.Object so that
-// client-go's key function and store read both; everything else is empty,
-// and setters do nothing. It is never changed once made.
-type keyObject struct {
-	digest [keyBytes]byte
-	rv     uint64
+// keyInformer returns a key informer of PartialObjectMetadata from any lw
+// (for tests: its objects are keyed as they reach the store), measured by
+// r; freshen is its freshness read on its own connection (nil: none).
+func (m *Monitor) keyInformer(lw cache.ListerWatcher, r *resource, freshen headFunc) cache.SharedIndexInformer {
+	in := r.newInformer()
+	return m.keyInformerOf(in, newKeyStore(in, r.name), lw, freshen)
 }
 
-// GetName returns the digest as a string without copying it: a keyObject
-// never changes, so the string stays valid as long as it.
-func (k *keyObject) GetName() string { return unsafe.String(&k.digest[0], keyBytes) }
+func (m *Monitor) keyInformerOf(in *informer, store *keyStore, lw cache.ListerWatcher, freshen headFunc) *keyInformer {
+	ilw := m.wrap(in, lw)
+	in.freshen, in.ownReads = freshen, true
+	ki := &keyInformer{store: store, lw: ilw, description: in.res.name, log: m.opts.Logger.WithValues("resource", in.res.name)}
+	in.synced, in.stopped = ki.HasSynced, ki.IsStopped
+	in.storeRV = store.LastStoreSyncResourceVersion
+	return ki
+}
 
-func (k *keyObject) GetResourceVersion() string {
-	if k.rv == 0 {
+// keyInformer is the exporter's informer of a resource: client-go's
+// reflector writing a keyStore directly, no FIFO, no handler goroutines.
+// It is a measuring instrument, not a cache to read from: its store
+// holds digests of keys, its event handlers get keyObjects (digest and
+// resource version) and run in the reflector's goroutine, in order, and
+// its indexers index keyObjects.
+type keyInformer struct {
+	store       *keyStore
+	lw          cache.ListerWatcher
+	description string
+	log         logr.Logger
+
+	mu         sync.Mutex
+	started    bool
+	stopped    bool
+	controller cache.Controller
+	onError    cache.WatchErrorHandlerWithContext
+}
+
+var _ cache.SharedIndexInformer = (*keyInformer)(nil)
+
+var errStarted = errors.New("key informer: already started")
+
+func (ki *keyInformer) Run(stopCh <-chan struct{}) { ki.RunWithContext(wait.ContextForChannel(stopCh)) }
+
+// RunWithContext lists and watches until ctx ends.
+func (ki *keyInformer) RunWithContext(ctx context.Context) {
+	ki.mu.Lock()
+	if ki.started || ki.stopped {
+		ki.mu.Unlock()
+		return
+	}
+	ki.started = true
+	onError := ki.onError
+	if onError == nil {
+		log := ki.log
+		onError = func(_ context.Context, _ *cache.Reflector, err error) {
+			log.Error(err, "list/watch failed; the informer retries with backoff")
+		}
+	}
+	ki.controller = cache.New(&cache.Config{
+		Queue:                        reflectorStore{ki.store},
+		ListerWatcher:                ki.lw,
+		Process:                      func(any, bool) error { return nil },
+		ObjectDescription:            ki.description,
+		WatchErrorHandlerWithContext: onError,
+	})
+	c := ki.controller
+	ki.mu.Unlock()
+	defer func() {
+		ki.mu.Lock()
+		ki.stopped = true
+		ki.mu.Unlock()
+	}()
+	c.RunWithContext(ctx)
+}
+
+func (ki *keyInformer) HasSynced() bool { return ki.store.hasSynced() }
+
+func (ki *keyInformer) HasSyncedChecker() cache.DoneChecker {
+	return doneChecker{ki.description, ki.store.syncCh}
+}
+
+func (ki *keyInformer) IsStopped() bool {
+	ki.mu.Lock()
+	defer ki.mu.Unlock()
+	return ki.stopped
+}
+
+func (ki *keyInformer) LastSyncResourceVersion() string {
+	ki.mu.Lock()
+	c := ki.controller
+	ki.mu.Unlock()
+	if c == nil {
 		return ""
 	}
-	return strconv.FormatUint(k.rv, 10)
+	return c.LastSyncResourceVersion()
 }
 
-func (k *keyObject) GetNamespace() string                                       { return "" }
-func (k *keyObject) SetNamespace(string)                                        {}
-func (k *keyObject) SetName(string)                                             {}
-func (k *keyObject) GetGenerateName() string                                    { return "" }
-func (k *keyObject) SetGenerateName(string)                                     {}
-func (k *keyObject) GetUID() types.UID                                          { return "" }
-func (k *keyObject) SetUID(types.UID)                                           {}
-func (k *keyObject) SetResourceVersion(string)                                  {}
-func (k *keyObject) GetGeneration() int64                                       { return 0 }
-func (k *keyObject) SetGeneration(int64)                                        {}
-func (k *keyObject) GetSelfLink() string                                        { return "" }
-func (k *keyObject) SetSelfLink(string)                                         {}
-func (k *keyObject) GetCreationTimestamp() metav1.Time                          { return metav1.Time{} }
-func (k *keyObject) SetCreationTimestamp(metav1.Time)                           {}
-func (k *keyObject) GetDeletionTimestamp() *metav1.Time                         { return nil }
-func (k *keyObject) SetDeletionTimestamp(*metav1.Time)                          {}
-func (k *keyObject) GetDeletionGracePeriodSeconds() *int64                      { return nil }
-func (k *keyObject) SetDeletionGracePeriodSeconds(*int64)                       {}
-func (k *keyObject) GetLabels() map[string]string                               { return nil }
-func (k *keyObject) SetLabels(map[string]string)                                {}
-func (k *keyObject) GetAnnotations() map[string]string                          { return nil }
-func (k *keyObject) SetAnnotations(map[string]string)                           {}
-func (k *keyObject) GetFinalizers() []string                                    { return nil }
-func (k *keyObject) SetFinalizers([]string)                                     {}
-func (k *keyObject) GetOwnerReferences() []metav1.OwnerReference                { return nil }
-func (k *keyObject) SetOwnerReferences([]metav1.OwnerReference)                 {}
-func (k *keyObject) GetManagedFields() []metav1.ManagedFieldsEntry              { return nil }
-func (k *keyObject) SetManagedFields(managedFields []metav1.ManagedFieldsEntry) {}
-
-// keyBytes is the length of objectKey's keys: 128 bits, see objectKey.
-const keyBytes = 16
-
-// keyHash identifies an object's store key in the queue: the first 8
-// bytes of the digest objectKey stores for it (so the notifications of the
-// exporter's key informers, which carry only that digest, match the events
-// they apply). 0 is reserved for "no key".
-func keyHash(namespace, name string) uint64 {
-	var buf [128]byte
-	in := append(append(append(buf[:0], namespace...), '/'), name...)
-	sum := sha256.Sum256(in)
-	return digestHash(string(sum[:keyBytes]))
+func (ki *keyInformer) GetStore() cache.Store     { return storeView{ki.store} }
+func (ki *keyInformer) GetIndexer() cache.Indexer { return storeView{ki.store} }
+func (ki *keyInformer) GetController() cache.Controller {
+	ki.mu.Lock()
+	defer ki.mu.Unlock()
+	return ki.controller
 }
 
-// digestHash is keyHash of an object whose store key is objectKey's digest.
-func digestHash(digest string) uint64 {
-	if len(digest) < 8 {
-		return 1
-	}
-	return max(binary.LittleEndian.Uint64([]byte(digest[:8])), 1)
+func (ki *keyInformer) AddIndexers(indexers cache.Indexers) error {
+	return ki.store.addIndexers(indexers)
 }
 
-// storeKeyHash is keyHash of a store key "namespace/name" (or "name").
-func storeKeyHash(key string) uint64 {
-	for i := range len(key) {
-		if key[i] == '/' {
-			return keyHash(key[:i], key[i+1:])
-		}
+// AddEventHandler registers h; it runs in the reflector's goroutine, in
+// order with the store's writes (a slow handler slows the informer).
+func (ki *keyInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	ki.mu.Lock()
+	defer ki.mu.Unlock()
+	if ki.stopped {
+		return nil, fmt.Errorf("handler not added: the informer of %s stopped", ki.description)
 	}
-	return keyHash("", key)
+	return ki.store.addHandler(h), nil
 }
 
-// storedIdentity returns what a handler notification's object tells about
-// the store: its RV (0 when it has none that is an integer) and its key's
-// hash. ok is false for an object the queue cannot match (a transform that
-// keeps neither metadata nor a key).
-func storedIdentity(obj any) (rv, key uint64, ok bool) {
-	if d, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-		if k, isKey := d.Obj.(*keyObject); isKey {
-			return k.rv, digestHash(k.GetName()), true
-		}
-		if o, isObj := d.Obj.(metav1.Object); isObj {
-			rv, _ = proof.ParseRV(o.GetResourceVersion())
-		}
-		if _, digest := d.Obj.(cache.ExplicitKey); digest {
-			return rv, digestHash(d.Key), true
-		}
-		return rv, storeKeyHash(d.Key), true
+// AddEventHandlerWithResyncPeriod registers h; the key informer never
+// resyncs.
+func (ki *keyInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, _ time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	return ki.AddEventHandler(h)
+}
+
+func (ki *keyInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, _ cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	return ki.AddEventHandler(h)
+}
+
+func (ki *keyInformer) RemoveEventHandler(reg cache.ResourceEventHandlerRegistration) error {
+	kh, ok := reg.(*keyHandler)
+	if !ok {
+		return fmt.Errorf("not a registration of this informer: %T", reg)
 	}
-	switch o := obj.(type) {
-	case *keyObject:
-		return o.rv, digestHash(o.GetName()), true
-	case metav1.Object:
-		rv, _ = proof.ParseRV(o.GetResourceVersion())
-		return rv, keyHash(o.GetNamespace(), o.GetName()), true
-	case cache.ExplicitKey:
-		return 0, digestHash(string(o)), true
+	ki.store.removeHandler(kh)
+	return nil
+}
+
+func (ki *keyInformer) SetWatchErrorHandler(h cache.WatchErrorHandler) error {
+	return ki.SetWatchErrorHandlerWithContext(func(_ context.Context, r *cache.Reflector, err error) { h(r, err) })
+}
+
+func (ki *keyInformer) SetWatchErrorHandlerWithContext(h cache.WatchErrorHandlerWithContext) error {
+	ki.mu.Lock()
+	defer ki.mu.Unlock()
+	if ki.started {
+		return errStarted
 	}
-	return 0, 0, false
+	ki.onError = h
+	return nil
+}
+
+// SetTransform is refused: the key informer keeps digests, whatever the
+// objects.
+func (ki *keyInformer) SetTransform(cache.TransformFunc) error {
+	return errors.New("key informer: its store keeps digests of keys; it takes no transform")
 }

@@ -94,9 +94,35 @@ func (lw *listerWatcher) WatchWithContext(ctx context.Context, options metav1.Li
 	if !initial {
 		s.watchStarted(start, deadline)
 	}
-	iw := &instrumentedWatch{inner: w, out: make(chan watch.Event), done: make(chan struct{}), state: s, initial: initial, start: start, deadline: deadline}
+	iw := &instrumentedWatch{inner: w, state: s, initial: initial, start: start, deadline: deadline}
+	if ow, ok := w.(observedWatch); ok {
+		// it calls iw from its own goroutine: no hop between
+		ow.observeWith(iw)
+		return ow, nil
+	}
+	iw.out, iw.done = make(chan watch.Event), make(chan struct{})
 	go iw.run()
 	return iw, nil
+}
+
+// observedWatch is a watch that lets an observer see each of its events in
+// its own goroutine, before it delivers them (metaWatch).
+type observedWatch interface {
+	watch.Interface
+	// observeWith makes o observe the watch; called before ResultChan.
+	observeWith(o watchObserver)
+}
+
+// watchObserver observes a watch's events on their way to the reflector.
+type watchObserver interface {
+	// observe sees ev before it is delivered and reports whether it waits
+	// in the store queue.
+	observe(ev watch.Event) (queued bool)
+	// dropped: the watch was stopped before the reflector took the event
+	// last observed.
+	dropped(queued bool)
+	// ended: the stream ended, by itself (closed) or stopped.
+	ended(closed bool)
 }
 
 // instrumentedWatch forwards a watch's events unchanged, observing each on
@@ -123,30 +149,40 @@ func (w *instrumentedWatch) Stop() {
 
 func (w *instrumentedWatch) run() {
 	defer close(w.out)
-	defer func() { w.state.watchEnded(w.state.res.clock.Now()) }()
 	in := w.inner.ResultChan()
 	for {
 		select {
 		case ev, ok := <-in:
 			if !ok {
-				if w.initial {
-					w.failStream(errWatchClosed)
-				}
+				w.ended(true)
 				return
 			}
 			queued := w.observe(ev)
 			select {
 			case w.out <- ev:
 			case <-w.done:
-				if queued {
-					w.state.unqueueLast()
-				}
+				w.dropped(queued)
+				w.ended(false)
 				return
 			}
 		case <-w.done:
+			w.ended(false)
 			return
 		}
 	}
+}
+
+func (w *instrumentedWatch) dropped(queued bool) {
+	if queued {
+		w.state.unqueueLast()
+	}
+}
+
+func (w *instrumentedWatch) ended(closed bool) {
+	if closed && w.initial {
+		w.failStream(errWatchClosed)
+	}
+	w.state.watchEnded(w.state.res.clock.Now())
 }
 
 // failStream records a watch-list that ended before its initial events did.

@@ -150,7 +150,7 @@ func (m *Monitor) NewInformer(cfg *rest.Config, r Resource) (cache.SharedIndexIn
 	if r.ObservedGenerationPath != "" {
 		return m.newConvergenceInformer(cfg, r.GVR, res, r.ObservedGenerationPath, metadataHead(reads, r.GVR))
 	}
-	return m.newKeyInformer(reads, r.GVR, res), nil
+	return m.newKeyInformer(cfg, reads, r.GVR, res)
 }
 
 // Instrument measures an informer of your own: it wraps lw, the
@@ -272,7 +272,12 @@ func (m *Monitor) resourceOf(name string) *resource {
 // instrument wraps the ListerWatcher of one more informer of r so that
 // everything it lists and watches is measured.
 func (m *Monitor) instrument(r *resource, lw cache.ListerWatcher) *listerWatcher {
-	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), state: r.newInformer(), noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
+	return m.wrap(r.newInformer(), lw)
+}
+
+// wrap instruments lw for the informer whose state is in.
+func (m *Monitor) wrap(in *informer, lw cache.ListerWatcher) *listerWatcher {
+	return &listerWatcher{inner: cache.ToListerWatcherWithContext(lw), state: in, noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
 }
 
 // Start probes the head of every RV space each probe interval, drains what
