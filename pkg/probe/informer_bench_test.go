@@ -3,18 +3,26 @@ package probe
 import (
 	"context"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	restclientwatch "k8s.io/client-go/rest/watch"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -27,11 +35,12 @@ var storeObjects = flag.Int("store-objects", 20000, "objects cached by Benchmark
 // go tool pprof -sample_index inuse_space -top.
 var storeHeapProfile = flag.String("store-heapprofile", "", "write a heap profile per case of BenchmarkMetadataInformerStore while its store is full")
 
-// BenchmarkMetadataInformerStore reports the heap an informer built by
-// the key informer holds per cached object (B/object), with its store of
-// digest keys (objectKey) and, for comparison, with "namespace/name" keys (before #18), with
-// slimmed metadata objects and with whole metadata as a plain metadata
-// informer keeps it. Each object carries labels, an annotation and a
+// BenchmarkMetadataInformerStore reports the heap an informer holds per
+// cached object (B/object): the key informer with its store of digests,
+// fed by its own ListerWatcher from a server streaming a watch-list in
+// protobuf; and, for comparison, client-go informers keeping digest keys
+// (#18), "namespace/name" keys (before #18), slimmed metadata objects, and
+// whole metadata as a plain metadata informer keeps it. Each object carries labels, an annotation and a
 // managed-fields entry like a real ConfigMap, and a name of typical length
 // (namespace and name 34 bytes). Run it once per case:
 //
@@ -92,28 +101,77 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 	}
 	for _, tc := range []struct {
 		name      string
-		transform cache.TransformFunc
+		transform cache.TransformFunc // of a client-go informer; nil: the key informer
 	}{
-		{"digest-keys", nil}, // the key informer as it is
-		{"name-keys", nameKey},
-		{"slim-metadata", slimMetadata},
-		{"whole-metadata", func(o any) (any, error) { return o, nil }},
+		{"digest-store", nil},           // the key informer: its own store of digests, lists streamed into it (#31)
+		{"digest-keys", objectKey},      // digests in a client-go informer's store (#18)
+		{"name-keys", nameKey},          // "namespace/name" keys (before #18)
+		{"slim-metadata", slimMetadata}, // slimmed metadata objects (earlier)
+		{"whole-metadata", func(o any) (any, error) { return o, nil }}, // a plain metadata informer
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				perObject := storeBytesPerObject(b, func() (cache.SharedIndexInformer, func() int64) {
 					m := New(Options{})
 					t := m.track(testGVR("configmaps"), "")
-					inf := m.keyInformer(lw, t, nil)
-					if tc.transform != nil {
-						_ = inf.SetTransform(tc.transform)
+					if tc.transform == nil {
+						cfg := &rest.Config{Host: serveObjects(b, objs, extra).URL}
+						reads, err := metadata.NewForConfig(cfg)
+						if err != nil {
+							b.Fatal(err)
+						}
+						inf, err := m.newKeyInformer(cfg, reads, testGVR("configmaps"), t)
+						if err != nil {
+							b.Fatal(err)
+						}
+						return inf, t.informers[0].objects.Load
 					}
-					return inf, t.informers[0].objects.Load
+					inf := cache.NewSharedIndexInformerWithOptions(lw, &metav1.PartialObjectMetadata{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{}})
+					_ = inf.SetTransform(tc.transform)
+					var counted atomic.Int64
+					_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { counted.Add(1) }})
+					return inf, counted.Load
 				}, n)
 				b.ReportMetric(perObject, "B/object")
 			}
 		})
 	}
+}
+
+// serveObjects answers a metadata client's watch-list with objs in
+// protobuf, one at a time as the API server streams them, then the
+// initial-events-end bookmark and extra (one more object after the sync,
+// as churn brings); the watch then stays open and quiet.
+func serveObjects(b *testing.B, objs []*metav1.PartialObjectMetadata, extra *metav1.PartialObjectMetadata) *httptest.Server {
+	codecs := metainternalversionscheme.Codecs
+	info, _ := kruntime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), "application/vnd.kubernetes.protobuf")
+	encoder := codecs.EncoderForVersion(info.Serializer, metav1.SchemeGroupVersion)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if req.URL.Query().Get("sendInitialEvents") != "true" {
+			<-req.Context().Done() // no other request is answered
+			return
+		}
+		rw.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+		rw.WriteHeader(http.StatusOK)
+		enc := restclientwatch.NewEncoder(streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(rw), info.StreamSerializer.Serializer), encoder)
+		send := func(t watch.EventType, o *metav1.PartialObjectMetadata) {
+			c := o.DeepCopy()
+			c.TypeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}
+			_ = enc.Encode(&watch.Event{Type: t, Object: c})
+		}
+		for _, o := range objs {
+			send(watch.Added, o)
+		}
+		send(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			ResourceVersion: strconv.Itoa(1000 + len(objs)),
+			Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+		}})
+		send(watch.Added, extra)
+		rw.(http.Flusher).Flush()
+		<-req.Context().Done()
+	}))
+	b.Cleanup(srv.Close)
+	return srv
 }
 
 // storeBytesPerObject runs the informer made by newInformer until it synced
