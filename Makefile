@@ -340,8 +340,11 @@ BENCH_FLAGS ?=
 # Objects of `make bench` (a third each ConfigMaps, Secrets, Widgets);
 # `make bench-large` runs 500,000.
 BENCH_OBJECTS ?= 50000
-bench: testbin ## Exporter vs a plain metadata informer side by side (BENCH_OBJECTS=50000 objects, 200 and 1,000 updates/s): sync, RSS, B/object, CPU per event, scrape, API requests into docs/benchmarks.md; then the micro-benchmarks. BENCH_FLAGS for other runs.
-	go run ./cmd/rvsync-bench -objects $(BENCH_OBJECTS) $(BENCH_FLAGS)
+# A kube-state-metrics binary to run side by side (BENCH_KSM=/path); the Go
+# module proxy does not serve it, so build it yourself (docs/benchmarks.md).
+BENCH_KSM ?=
+bench: testbin ## Exporter vs a plain metadata informer (and kube-state-metrics with BENCH_KSM=/path) side by side (BENCH_OBJECTS=50000 objects, 200 and 1,000 updates/s): sync, RSS, B/object, CPU per event, scrape, API requests into docs/benchmarks.md; then the micro-benchmarks. BENCH_FLAGS for other runs.
+	go run ./cmd/rvsync-bench -objects $(BENCH_OBJECTS) $(if $(BENCH_KSM),-ksm $(BENCH_KSM)) $(BENCH_FLAGS)
 	go test -run '^$$' -bench . -benchmem ./pkg/probe ./pkg/probe/ctrlstale
 
 .PHONY: bench-large

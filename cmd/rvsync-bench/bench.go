@@ -152,6 +152,9 @@ func (b *bench) churnPhase(ctx context.Context, r *running, rate float64, profil
 	secs := b.opts.period.Seconds()
 	ph.cpu = u1.cpuSeconds - u0.cpuSeconds
 	ph.events = ev1 - ev0
+	if r.prog.name == ksmName {
+		ph.events = float64(churned.writes) // it counts none: one event per write
+	}
 	ph.writesPerSec = float64(churned.writes) / secs
 	ph.skipped, ph.errors = churned.skipped, churned.errors
 	own := req1.sub(req0, func(k requestKey) bool { return watchedPlural(k.resource) && !churnRequest(k) })

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,6 +48,7 @@ type options struct {
 	scaleWindow         time.Duration
 	out                 string
 	perfDir             string
+	ksm                 string
 	command             string
 }
 
@@ -57,13 +59,20 @@ func main() {
 	rates := flag.String("rates", "200,1000", "comma-separated update rates (writes/s over all objects), one measured period each")
 	flag.DurationVar(&o.period, "period", 30*time.Second, "measured period of churn per run")
 	flag.DurationVar(&o.settle, "settle", 3*time.Second, "wait after a program synced before measuring")
-	flag.IntVar(&o.rounds, "rounds", 2, "rounds; each runs the exporter and the baseline once, in alternating order")
+	flag.IntVar(&o.rounds, "rounds", 2, "rounds; each runs every program once, in an order reversed every other round (ABBA)")
 	flag.IntVar(&o.createWorkers, "create-workers", 48, "concurrent writers creating the ConfigMaps")
 	flag.IntVar(&o.churnWorkers, "churn-workers", 32, "concurrent writers during churn")
 	flag.DurationVar(&o.scaleWindow, "scale-window", 30*time.Second, "idle window per resource count in the API-server cost phase (0 skips the phase)")
 	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "Markdown file whose generated section receives the results (empty: print only)")
+	flag.StringVar(&o.ksm, "ksm", "", "path of a kube-state-metrics binary to run side by side with the exporter and the baseline, on the same objects and churn (make bench BENCH_KSM=/path); empty: none")
 	flag.StringVar(&o.perfDir, "perf", "", "directory for CPU profiles: each program's churn periods of the first round are recorded with Linux perf into <dir>/<program>-<rate>.data (read with perf report; perturbs that round's CPU figures slightly)")
 	flag.Parse()
+	if o.ksm != "" {
+		if st, err := os.Stat(o.ksm); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			fmt.Fprintf(os.Stderr, "rvsync-bench: -ksm %q: not an executable file; give the path of a kube-state-metrics binary or leave -ksm empty\n", o.ksm)
+			os.Exit(2)
+		}
+	}
 	for _, f := range strings.Split(*rates, ",") {
 		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || r <= 0 {
@@ -142,10 +151,14 @@ func run(ctx context.Context, o options) error {
 	exp := exporterProgram(exporterBin, benchResources)
 	base := &program{name: baselineName, bin: baselineBin, args: []string{"--resources", strings.Join(benchResources, ",")}}
 	b := &bench{opts: o, env: env, load: load, set: set, kubeconfig: kubeconfig, dir: dir}
+	programs := []*program{exp, base}
+	if o.ksm != "" {
+		programs = append(programs, ksmProgram(o.ksm, benchResources))
+	}
 	for round := range o.rounds {
-		order := []*program{exp, base}
+		order := slices.Clone(programs)
 		if round%2 == 1 {
-			order = []*program{base, exp}
+			slices.Reverse(order)
 		}
 		for _, p := range order {
 			logf("round %d/%d: %s", round+1, o.rounds, p.name)
@@ -160,10 +173,14 @@ func run(ctx context.Context, o options) error {
 			rep.runs = append(rep.runs, r)
 		}
 	}
-	for _, p := range []*program{
+	fixed := []*program{
 		{name: exporterName, bin: exporterBin, args: []string{"--resources", emptyResource, "--canary=false", "--log-level", "warn"}},
 		{name: baselineName, bin: baselineBin, args: []string{"--resources", emptyResource}},
-	} {
+	}
+	if o.ksm != "" {
+		fixed = append(fixed, ksmProgram(o.ksm, []string{emptyResource}))
+	}
+	for _, p := range fixed {
 		logf("fixed cost: %s watching %s", p.name, emptyResource)
 		f, err := b.fixedCost(ctx, p)
 		if err != nil {

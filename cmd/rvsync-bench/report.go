@@ -121,12 +121,22 @@ func (r *report) markdown() string {
 	for i, rate := range o.rates {
 		rates[i] = fmt.Sprintf("%.0f", rate)
 	}
-	fmt.Fprintf(&b, "Workload: %d objects (%s) in %d namespaces, each with 5 labels, 2 annotations, an owner reference and managed fields; %d created in %v (%.0f objects/s, %d writers; ConfigMaps and Secrets over protobuf, Widgets over JSON); then per run one period of %v at each of %s updates/s (round-robin over all objects); %d rounds, exporter and baseline alternating (ABBA). Figures: median (min–max over the rounds).\n\n",
-		o.objects, strings.Join(parts, ", "), o.namespaces, r.created, r.createdIn.Round(time.Second), float64(r.created)/r.createdIn.Seconds(), o.createWorkers, o.period, strings.Join(rates, " and "), o.rounds)
+	fmt.Fprintf(&b, "Workload: %d objects (%s) in %d namespaces, each with 5 labels, 2 annotations, an owner reference and managed fields; %d created in %v (%.0f objects/s, %d writers; ConfigMaps and Secrets over protobuf, Widgets over JSON); then per run one period of %v at each of %s updates/s (round-robin over all objects); %d rounds, %s in an order reversed every other round (ABBA). Figures: median (min–max over the rounds).\n\n",
+		o.objects, strings.Join(parts, ", "), o.namespaces, r.created, r.createdIn.Round(time.Second), float64(r.created)/r.createdIn.Seconds(), o.createWorkers, o.period, strings.Join(rates, " and "), o.rounds, programsText(o))
 
-	b.WriteString("| figure | exporter | baseline (plain metadata informer) | exporter / baseline |\n| --- | ---: | ---: | ---: |\n")
+	ksm := o.ksm != ""
+	if ksm {
+		b.WriteString("| figure | exporter | baseline (plain metadata informer) | kube-state-metrics | exporter / baseline | exporter / kube-state-metrics |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	} else {
+		b.WriteString("| figure | exporter | baseline (plain metadata informer) | exporter / baseline |\n| --- | ---: | ---: | ---: |\n")
+	}
 	row := func(name, format string, f func(runResult) float64) {
 		e, base := r.of(exporterName, f), r.of(baselineName, f)
+		if ksm {
+			k := r.of(ksmName, f)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", name, e.cell(format), base.cell(format), k.cell(format), ratio(e, base), ratio(e, k))
+			return
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, e.cell(format), base.cell(format), ratio(e, base))
 	}
 	row("sync s (start to synced)", "%.1f", func(x runResult) float64 { return x.syncSeconds })
@@ -145,7 +155,12 @@ func (r *report) markdown() string {
 		row(fmt.Sprintf("API requests/s at %.0f/s (watched resources, excl. churn)", rate), "%.2f", func(x runResult) float64 { return sum(x.phase(rate).requests) })
 	}
 	e := r.of(exporterName, func(x runResult) float64 { return x.scrape * 1000 })
-	fmt.Fprintf(&b, "| `/metrics` text scrape ms (%d resources) | %s | – | – |\n\n", len(benchResources), e.cell("%.1f"))
+	if ksm {
+		fmt.Fprintf(&b, "| `/metrics` text scrape ms (%d resources) | %s | – | %s | – | – |\n\n", len(benchResources), e.cell("%.1f"), r.of(ksmName, func(x runResult) float64 { return x.scrape * 1000 }).cell("%.1f"))
+		b.WriteString("kube-state-metrics exports no count of the events it processed: its events are the churn's writes (one watch event per write to each program); its sync is timed by scraping its whole exposition every 2 s, which its CPU to sync includes.\n\n")
+	} else {
+		fmt.Fprintf(&b, "| `/metrics` text scrape ms (%d resources) | %s | – | – |\n\n", len(benchResources), e.cell("%.1f"))
+	}
 
 	if len(r.fixed) > 0 {
 		b.WriteString("Fixed cost, each program watching only `" + emptyResource + "` (a handful of objects; the exporter without canary):\n\n")
@@ -172,6 +187,14 @@ func (r *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "\n%s\n", endMarker(o.objects))
 	return b.String()
+}
+
+// programsText names the programs compared.
+func programsText(o options) string {
+	if o.ksm != "" {
+		return "exporter, baseline and " + ksmName
+	}
+	return "exporter and baseline"
 }
 
 // verbs renders per-verb rates, largest first, omitting zeros.

@@ -23,14 +23,22 @@
 //
 // # The way of one event
 //
-// A watch event runs one way, through files it never comes back to:
+// A watch event runs one way, through files it never comes back to. On an
+// informer the exporter builds (NewInformer), it is read off the wire by
+// metawatch.go: metaWatch.run decodes it with package internal/wire down to
+// the object's digest and resource version (a keyObject: one SHA-256, no
+// object decoded), then
 //
-//  1. listwatch.go: instrumentedWatch.observe sees it on the wire and calls
+//  1. listwatch.go: instrumentedWatch.observe sees it, in the same
+//     goroutine, and calls
 //  2. informer.go: informer.received (stage 1, the wire: sign of life,
 //     bookmark cadence), informer.push (stage 2, the queue), where it
-//     waits until the store's handler notification reaches
-//     informer.notified and informer.drain pops it, and informer.apply
-//     (stage 3, the proofs) hands it to
+//     waits until the store holds it and informer.drain pops it — the key
+//     informer's store (keystore.go: client-go's reflector writes it
+//     directly, no FIFO) calls drain as it applies the event; an informer
+//     of your own (Instrument) tells through its handler notification
+//     (informer.notified) — and informer.apply (stage 3, the proofs) hands
+//     it to
 //  3. internal/proof: Queue (which deltas the store holds), Proof (what
 //     the store provably holds: RV, freshness, lag) over Space (the RV
 //     space's head timeline) and Watch (the watch's liveness); pure code,
@@ -90,7 +98,9 @@
 // and each delta's wire-to-store time are exported (backpressure: a slow
 // indexer or a starved informer reads as stale, not fresh).
 //
+// A List or a watch-list's initial events stream into the key informer's
+// store item by item (keyStore.stage): a list is never held as objects.
+//
 // Nothing on the scrape path talks to the API server or waits for an
-// informer's store, and the per-event path does not allocate on the steady
-// path.
+// informer's store, and the per-event path allocates one keyObject.
 package probe

@@ -136,7 +136,8 @@ type Resource struct {
 // of object keys, or with convergence, identity and generations (see
 // Resource.ObservedGenerationPath). Its event handlers receive internal
 // objects (a digest of "namespace/name" and the resource version, or with
-// convergence, identity and generations): it is a measuring instrument,
+// convergence, identity and generations), and those of a key informer run
+// in its reflector's goroutine, in order: it is a measuring instrument,
 // not a cache to read from (use Instrument for that). cfg is the client configuration
 // of its List and Watch calls, and of its freshness reads: they share its
 // connection, so they reach the API server whose watch cache feeds it. Run
