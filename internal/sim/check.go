@@ -273,7 +273,7 @@ func (c *Checker) Check(s Scrape) {
 		// back in the healthy range after the faults
 		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 && truth.Exists {
 			var bad []string
-			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) {
+			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) && !(sig.State == catalog.StateNoBookmarks && !allBookmarks) {
 				bad = append(bad, "state "+sig.State)
 			}
 			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {

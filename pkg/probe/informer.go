@@ -472,10 +472,18 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 			pv.Fresh, pv.FreshKnown = sent, true
 		}
 	}
+	v.lag, v.lagKnown = pv.Lag, pv.LagKnown
+	if in.wire.Bookmarkless() {
+		// nothing proves a quiet cache fresh between events: staleness
+		// would grow for as long as nobody writes, and burn the SLO
+		if v.state == catalog.StateOK {
+			v.state = catalog.StateNoBookmarks
+		}
+		return v
+	}
 	if pv.FreshKnown {
 		v.staleness, v.stalenessKnown = now.Sub(pv.Fresh), true
 	}
-	v.lag, v.lagKnown = pv.Lag, pv.LagKnown
 	v.proofPeriod, v.proofKnown = pv.ProofPeriod, pv.ProofPeriodKnown
 	return v
 }
