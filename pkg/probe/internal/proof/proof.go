@@ -237,9 +237,9 @@ func (p *Proof) lagNow(env Env) uint64 {
 }
 
 // settledAt is since when the lag stands: the latest delivery, or a
-// prompt proof after it that the store caught up, or the watch's showing
-// that it delivered everything its cache held after a stall (Resumed): a
-// stall that ended before either left nothing missing.
+// prompt proof after it that the store caught up, or a watch without
+// bookmarks reopened after a stall (a stall that ended before either left
+// nothing missing).
 func (p *Proof) settledAt(env Env) time.Time {
 	since := p.lagAt
 	if at, learned := p.proven(env); !p.behind && at.After(since) && learned.Sub(at) <= recentProof(env) {

@@ -29,7 +29,6 @@ type Watch struct {
 	watching    bool
 	opened      time.Time // the current watch's start
 	reopened    time.Time // the start of the first watch opened since the latest stall ended
-	bookmarked  time.Time // when the latest bookmark arrived
 	deadline    time.Time // when its timeout ends it; zero: none asked
 	life        time.Time // the latest sign of life
 	bookmarkRef time.Time // the latest bookmark, or the watch's start
@@ -145,24 +144,13 @@ func (w *Watch) WatchEnded(now time.Time) {
 // events since the informer's RV at once on opening).
 const resumeSettle = 5 * time.Second
 
-// Resumed returns when the watch showed, after the latest stall ended,
-// that it had delivered everything its watch cache held: the first
-// bookmark since (events come before it in the stream), or, when its
-// server sends no bookmarks, the opening of the first watch since, once
-// resumeSettle has passed (the server sends every event since the
-// informer's RV on opening). ok is false until then. Whether the watch
-// cache itself follows etcd is another question (freshness reads, the
-// canary).
+// Resumed returns when the first watch opened after the latest stall
+// ended, when its server sends no bookmarks and resumeSettle has passed
+// since: the server sent every event since the informer's RV on opening,
+// so the stall left nothing behind that the watch cache had; ok is false
+// otherwise (a watch with bookmarks waits for the next one).
 func (w *Watch) Resumed(now time.Time) (time.Time, bool) {
-	switch {
-	case w.stallEnded.IsZero():
-		return time.Time{}, false
-	case w.bookmarks:
-		if w.bookmarked.Before(w.stallEnded) {
-			return time.Time{}, false
-		}
-		return w.bookmarked, true
-	case w.reopened.Before(w.stallEnded) || now.Sub(w.reopened) < resumeSettle:
+	if w.bookmarks || w.stallEnded.IsZero() || w.reopened.Before(w.stallEnded) || now.Sub(w.reopened) < resumeSettle {
 		return time.Time{}, false
 	}
 	return w.reopened, true
@@ -182,7 +170,7 @@ func (w *Watch) Received(now time.Time, bookmark bool) {
 			w.periods[w.nPeriods%len(w.periods)] = now.Sub(w.bookmarkRef)
 			w.nPeriods++
 		}
-		w.bookmarks, w.bookmarkRef, w.bookmarked = true, now, now
+		w.bookmarks, w.bookmarkRef = true, now
 	}
 	w.live(now)
 }
