@@ -263,7 +263,7 @@ func (c *Checker) Check(s Scrape) {
 		if missing > 0 {
 			c.missingAt[name] = s.At
 		}
-		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 2*time.Minute && s.At.Sub(c.missingAt[name]) > 2*time.Minute && !truth.CachesLost {
+		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 2*time.Minute && s.At.Sub(c.missingAt[name]) > 2*time.Minute && !truth.CachesLost && !c.unprovable(r, s.At) {
 			c.fail(s.At, name, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
 		}
 		// a regression counted only when history was lost
@@ -279,7 +279,7 @@ func (c *Checker) Check(s Scrape) {
 			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
 				bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, truthStale.Seconds()))
 			}
-			if sig.LagOK && sig.Lag > lagSLO && !truth.CachesLost {
+			if sig.LagOK && sig.Lag > lagSLO && !truth.CachesLost && !c.unprovable(r, s.At) {
 				bad = append(bad, fmt.Sprintf("RV lag %.0f", sig.Lag))
 			}
 			if len(bad) > 0 {
@@ -287,6 +287,31 @@ func (c *Checker) Check(s Scrape) {
 			}
 		}
 	}
+}
+
+// unprovable reports whether nothing could prove r's quiet cache caught up
+// lately, so a stall's lag (head - RV) stands until its next event: its
+// bookmarks carry no news (freshness reads off, and its etcd sends no
+// progress notifications or one every 10 minutes), or the freshness reads
+// hung or were refused in the last 3 minutes (README "How it measures":
+// RV lag).
+func (c *Checker) unprovable(r Watched, now time.Time) bool {
+	if c.readsFailed(now, 3*time.Minute) {
+		return true
+	}
+	if !c.h.Setup.NoFreshnessReads {
+		return false
+	}
+	etcd := r.Etcd
+	if etcd == "" {
+		etcd = "main"
+	}
+	for _, e := range c.h.Setup.Etcds {
+		if e.Name == etcd {
+			return e.ProgressNotify == 0 || e.ProgressNotify >= 10*time.Minute
+		}
+	}
+	return false
 }
 
 // readsFailed reports whether the freshness reads, which ride the
