@@ -289,14 +289,10 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 	r := in.res
 	canary := r.canary.Load()
 	type delivery struct {
-		lag              time.Duration
-		bounded, ok      bool
-		canary           bool
-		rv               uint64
-		canarySent       time.Time
-		canaryDelivered  bool
-		storeLagSeconds  float64
-		recordDeliveries bool
+		lag             time.Duration
+		bounded, ok     bool
+		rv              uint64
+		storeLagSeconds float64
 	}
 	var obs [2 * proof.QueueCap]delivery
 	n := 0
