@@ -50,7 +50,7 @@ func TestAListDuringALossCountsOnceTheLossEnds(t *testing.T) {
 		t.Fatal("still lost after a write above the reads")
 	}
 	for i := 0; i < 10; i++ {
-		at := sec(float64(120+10*i))
+		at := sec(float64(120 + 10*i))
 		rv := uint64(1225 + 5*i)
 		sp.Sample(0, rv, true, at, at, true)
 		w.Received(at.Add(time.Second), true)
