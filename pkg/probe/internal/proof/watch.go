@@ -8,8 +8,8 @@ import (
 // Watch is what an informer's wire shows of its lists and watches: list
 // cycles (a relist counted once however many attempts it takes), watch
 // sessions, the signs of life a watch gives (an event, a bookmark, a list
-// end, a watch that opens or that the server ends), its bookmark cadence
-// and its silence.
+// end, a watch that opens or that the server ends at its timeout), its
+// bookmark cadence and its silence.
 //
 // A live watch gives a sign of life at least once per cadence: its
 // bookmark period (kube-apiserver sends a bookmark about once a minute),
@@ -123,11 +123,17 @@ func (w *Watch) WatchOpened(now, deadline time.Time) {
 	}
 }
 
-// WatchEnded records that the watch's stream ended at now: its server
-// closed it (at the timeout it asked for, or restarting) or the connection
-// broke; either is a sign of life of the path to the server.
+// WatchEnded records that a stream ended at now: a watch, or a watch-list
+// attempt that never got past its initial events. A watch its server ended
+// at the timeout it asked for is a sign of life of the path to the server;
+// a stream that ended otherwise says nothing of it (a stalled connection
+// holds a stream until the connection breaks, and client-go closes the
+// stream alike whether the server closed it or the connection broke).
 func (w *Watch) WatchEnded(now time.Time) {
-	if w.watching && !w.opened.IsZero() {
+	if !w.watching {
+		return // a watch-list attempt: its failure is ListFailed's
+	}
+	if !w.opened.IsZero() {
 		d := now.Sub(w.opened)
 		w.sessions[w.nSessions%len(w.sessions)] = d
 		w.nSessions++
@@ -136,7 +142,9 @@ func (w *Watch) WatchEnded(now time.Time) {
 		}
 	}
 	w.watching = false
-	w.live(now)
+	if !w.deadline.IsZero() && !now.Before(w.deadline.Add(-silentSlack)) {
+		w.live(now)
+	}
 }
 
 // resumeSettle is how long a watch reopened after a stall runs before its

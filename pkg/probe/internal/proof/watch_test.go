@@ -57,3 +57,40 @@ func TestResumedAfterAStall(t *testing.T) {
 		t.Error("a watch with bookmarks counts as resumed")
 	}
 }
+
+// A stream that breaks is no sign of life: a watch-list attempt that a
+// stalled connection held until it broke, or a watch cut before the
+// timeout it asked for, says nothing of the server. Only a watch its
+// server ends at that timeout does (it used to reset the silence every
+// time a held watch-list attempt broke, so a stalled informer never
+// looked stalled).
+func TestABrokenStreamIsNoSignOfLife(t *testing.T) {
+	var w Watch
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(1))
+	w.WatchOpened(sec(1), sec(1+300))
+	w.Received(sec(50), true)
+	// the connection stalls; the watch breaks at 200s, before its timeout
+	w.WatchEnded(sec(200))
+	if s, _ := w.Silence(sec(200)); s != 150*time.Second {
+		t.Errorf("silence %v after a watch broke 150s after its last bookmark, want 150s", s)
+	}
+	// the reflector relists with a watch-list that the stall holds until
+	// the connection breaks
+	w.ListStarted(sec(201), true)
+	w.WatchEnded(sec(330))
+	w.ListFailed(false)
+	if s, _ := w.Silence(sec(330)); s != 280*time.Second {
+		t.Errorf("silence %v after a held watch-list attempt broke, want 280s", s)
+	}
+	if !w.Silent(sec(330)) {
+		t.Error("not silent 280s after the last bookmark")
+	}
+	// a watch its server ends at the timeout it asked for is a sign of life
+	w.ListEnded(sec(400))
+	w.WatchOpened(sec(400), sec(460))
+	w.WatchEnded(sec(460))
+	if s, _ := w.Silence(sec(460)); s != 0 {
+		t.Errorf("silence %v when the server ended the watch at its timeout, want 0", s)
+	}
+}
