@@ -153,7 +153,8 @@ func (tx *Tx) Following(host, res string) bool {
 
 // Live reports whether the informer of res on the connection of host has a
 // watch open on a server that is up, over a connection that is not
-// frozen, and whether that watch gets bookmarks.
+// frozen, from a revision its watch cache has reached, and whether that
+// watch gets bookmarks.
 func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
 	cn := tx.c.conns[host]
 	if cn == nil || cn.frozen || cn.server == nil || !cn.server.up {
@@ -165,6 +166,11 @@ func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
 	}
 	for _, wt := range wc.watchers {
 		if wt.conn == cn && !wt.done {
+			if wt.start > wc.rv {
+				// resumed from a revision the cache has not reached (a lost
+				// history's): it delivers nothing until the cache passes it
+				return false, false
+			}
 			return true, wt.bookmarks && !wc.res.NoBookmarks
 		}
 	}
