@@ -88,6 +88,24 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 236 * time.Second, Dur: 20 * time.Second, Back: 5000}, {Kind: "restart", Start: 617 * time.Second, Dur: 2 * time.Minute}},
 		},
 	},
+	{
+		caught: "the model delivered a restarting API server's reset through a frozen (half-open) connection: the watch reopened at once and the stall went unseen for a bookmark period (a half-open connection now swallows the reset, as TCP does)",
+		h: History{Seed: 42, Duration: 9 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resDeploys, resEvents}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 9 * time.Minute, Rate: 5, Keys: 5}, {Resource: "deployments.apps", Start: 0, End: 9 * time.Minute, Rate: 0.5, Keys: 5}, {Resource: "events", Start: 0, End: 9 * time.Minute, Rate: 0.5, Keys: 20}},
+			Faults: []Fault{{Kind: "freeze", Start: 208 * time.Second, Dur: 15 * time.Minute, Host: "informers", Reset: true}, {Kind: "restart", Start: 235 * time.Second, Dur: 5 * time.Second}},
+		},
+	},
+	{
+		caught: "the checker asked for a stuck cache's lag before the watch reopened onto it had its first bookmark due (a watch reopened on a disrupted path gets its cadence anew)",
+		h: History{Seed: 570, Duration: 5 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resDeploys, resEvents}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 5 * time.Minute, Rate: 5, Keys: 1}, {Resource: "deployments.apps", Start: 0, End: 5 * time.Minute, Rate: 5, Keys: 5}, {Resource: "events", Start: 0, End: 5 * time.Minute, Rate: 0.05, Keys: 20}},
+			Faults: []Fault{{Kind: "stuck", Start: 184 * time.Second, Dur: 15 * time.Minute, Resource: "events"}, {Kind: "freeze", Start: 217 * time.Second, Dur: 10 * time.Second, Host: "informers", Reset: true}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

@@ -25,6 +25,24 @@ var pageCorpus = []struct {
 			Faults: []Fault{{Kind: DeleteCRD, Start: 1982 * time.Second, Dur: 45 * time.Second, Resource: "configmaps"}, {Kind: DeleteCRD, Start: 6602 * time.Second, Dur: 10 * time.Second, Resource: "configmaps"}},
 		},
 	},
+	{
+		name: "with freshness reads off, the proof period was computed as if they ran (79 s) while bookmarks proved a quiet cache only every 10 minutes of etcd's progress notifications: its healthy sawtooth burned the staleness SLO and paged (seed 102)",
+		h: History{Seed: 102, Duration: 90 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resWidgets, resDeploys}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 90 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "widgets.example.com", Start: 0, End: 90 * time.Minute, Rate: 5, Keys: 5}},
+			Faults: []Fault{{Kind: "slow-server", Start: 2579 * time.Second, Dur: 15 * time.Minute, Latency: 200 * time.Millisecond}, {Kind: "hang", Start: 3142 * time.Second, Dur: 15 * time.Minute, Host: "probe"}},
+		},
+	},
+	{
+		name: "a quiet resource whose server sends no bookmarks: nothing proves its cache fresh, staleness grew for as long as nobody wrote and paged (state no_bookmarks now, staleness absent) (seed 114)",
+		h: History{Seed: 114, Duration: 160 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets, resDeploys, resMetrics, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 160 * time.Minute, Rate: 5, Keys: 5}, {Resource: "secrets", Start: 0, End: 160 * time.Minute, Rate: 5, Keys: 5}, {Resource: "deployments.apps", Start: 0, End: 160 * time.Minute, Rate: 0.05, Keys: 20}, {Resource: "samples.metrics.example.io", Start: 0, End: 160 * time.Minute, Rate: 0.5, Keys: 20}},
+			Faults: []Fault{{Kind: "restore", Start: 6304 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}, {Kind: "restore", Start: 8189 * time.Second, Dur: 20 * time.Second, Back: 50000}},
+		},
+	},
 }
 
 func TestPageCorpus(t *testing.T) {

@@ -296,7 +296,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		if at.After(end) {
 			break
 		}
-		time.Sleep(at.Sub(time.Now()))
+		time.Sleep(time.Until(at))
 		c.Advance()
 		if !time.Now().Before(next) {
 			synctest.Wait()

@@ -305,8 +305,6 @@ func (c *Cluster) listLocked(ctx context.Context, cn *conn, srv *APIServer, r *r
 	return c.pageLocked(cn, r, page{rest: liveObjects(snap, ""), rev: rev, snap: snap})
 }
 
-func (wc *watchCache) list(namespace string) []*Object { return liveObjects(wc.last, namespace) }
-
 // liveObjects returns the objects of a key → last write map that exist
 // (their last write is not a delete) in namespace ("": all), by key.
 func liveObjects(last map[string]*Write, namespace string) []*Object {

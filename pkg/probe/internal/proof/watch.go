@@ -215,6 +215,11 @@ func (w *Watch) Cadence() time.Duration {
 	return min(max(p[len(p)/2], DefaultBookmarkPeriod), maxCadence)
 }
 
+// Bookmarkless reports whether the watch's server has shown it sends no
+// bookmarks: a session ran longer than a bookmark period without one, and
+// none ever came.
+func (w *Watch) Bookmarkless() bool { return !w.bookmarks && w.bookmarkless > 0 }
+
 // Bookmarks reports whether the watch ever had a bookmark.
 func (w *Watch) Bookmarks() bool { return w.bookmarks }
 
