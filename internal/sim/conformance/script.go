@@ -197,7 +197,9 @@ var Scripts = []Script{
 		// writes past the lost revisions
 		{Op: Fill, From: "lost"},
 		{Op: Update, Name: "b"},
-		{Op: Idle, Dur: 65 * time.Second},
+		// until the resume watch's first periodic bookmark, a minute
+		// after it opened (the List from "lost" took about 40s of it)
+		{Op: Idle, Dur: 20 * time.Second},
 		{Op: Stop, Name: "resume"},
 	}},
 	{Name: "restore-running", Steps: []Step{
@@ -211,6 +213,11 @@ var Scripts = []Script{
 		{Op: Update, Name: "a"},
 		{Op: List, From: "", Mark: "lost"},
 		{Op: Watch, Name: "open", From: "lost", Bookmarks: true, Timeout: 300},
+		// a write the open watch does not see takes the watch cache above
+		// the revision the watch started from, so its periodic bookmark
+		// comes (at the lost history's revision), whether or not one of
+		// the API server's own lease renewals lands before the restore
+		{Op: Fill, Count: 1},
 		{Op: Idle, Dur: time.Second},
 		// etcd restored under the running API server
 		{Op: Restore},
@@ -218,7 +225,9 @@ var Scripts = []Script{
 		{Op: List, From: ""},
 		{Op: List, From: "0"},
 		{Op: Create, Name: "d"},
-		{Op: Idle, Dur: 65 * time.Second},
+		// past the open watch's first periodic bookmark, a minute after it
+		// opened (the model's restore takes no time, the real one about 10s)
+		{Op: Idle, Dur: 62 * time.Second},
 		{Op: Watch, Name: "watchlist", From: "", Bookmarks: true, Initial: true},
 		{Op: Idle, Dur: time.Second},
 		{Op: Stop, Name: "watchlist"},
