@@ -254,7 +254,7 @@ func (r *runner) write(ctx context.Context, s Step) {
 }
 
 // fillWrites writes in the fill namespace until a write lands above the
-// revision the mark from names, or n times.
+// revision the mark from names, then n more; or n times.
 func (r *runner) fillWrites(ctx context.Context, from string, n int) error {
 	target := uint64(0)
 	if from != "" {
@@ -272,16 +272,23 @@ func (r *runner) fillWrites(ctx context.Context, from string, n int) error {
 	if _, err := r.fill.Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
+	passed := from == ""
 	for i := 0; i < 10_000; i++ {
+		if passed && n <= 0 {
+			return nil
+		}
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{"fill":"%d"}}}`, i)
 		out, err := r.fill.Patch(ctx, "fill", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		if err != nil {
 			return err
 		}
 		r.fills++
-		if rv, _ := strconv.ParseUint(out.GetResourceVersion(), 10, 64); from != "" && rv > target || from == "" && i+1 >= n {
-			return nil
+		if !passed {
+			rv, _ := strconv.ParseUint(out.GetResourceVersion(), 10, 64)
+			passed = rv > target
+			continue
 		}
+		n--
 	}
 	return fmt.Errorf("etcd's revision did not pass %d", target)
 }
