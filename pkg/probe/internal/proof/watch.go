@@ -255,8 +255,15 @@ func (w *Watch) Silence(now time.Time) (time.Duration, bool) {
 // Silent reports whether the watch has been silent longer than its
 // cadence allows (a list cycle under way, too: until it completes, the
 // store lacks what was committed since): what it holds may lack
-// everything committed since.
+// everything committed since. A watch that ended with 410 is silent at
+// once until the informer lists again: it cannot resume, and the relist
+// may wait a long backoff (client-go's reflector shares one backoff
+// between its watch retries and its relists: after an API server refused
+// connections through a restart, up to a minute).
 func (w *Watch) Silent(now time.Time) bool {
+	if w.expired && !w.watching && !w.listing {
+		return true
+	}
 	_, ok := w.Silence(now)
 	return ok && w.overdue(now)
 }
