@@ -44,7 +44,7 @@ func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
 	}
 	var out []Violation
 	for _, res := range resourcesOf(scrapes) {
-		bad := badTimes(scrapes, res, h.bookmarks(res))
+		bad := badTimes(scrapes, res, h)
 		var pages []Firing
 		for _, f := range fired {
 			if f.Page() && f.Resource == res {
@@ -111,9 +111,11 @@ func (b badSpans) within(from, to time.Duration) bool {
 // condition), watch caches that stopped following etcd, and lost
 // histories.
 //
-// bookmarks says the resource's watch cache sends bookmarks: its watch
-// gives a sign of life every minute while it delivers.
-func badTimes(scrapes []Scrape, res string, bookmarks bool) badSpans {
+// h says whether the resource's watch cache sends bookmarks (its watch
+// gives a sign of life every minute while it delivers) and when a fault
+// made it stuck.
+func badTimes(scrapes []Scrape, res string, h History) badSpans {
+	bookmarks := h.bookmarks(res)
 	var b badSpans
 	start := scrapes[0].At
 	threshold := time.Duration(slo.DefaultStalenessThresholdSeconds * float64(time.Second))
@@ -144,10 +146,10 @@ func badTimes(scrapes []Scrape, res string, bookmarks bool) badSpans {
 				continue
 			}
 			lost = lost || in.LostHistory || in.Reverted
-			// a watch cache that stopped following etcd misses whatever is
-			// written next: a page on it is justified, written to or not
-			stuck = stuck || rt.Exists && in.Live && !in.Following
 		}
+		// a watch cache that stopped following etcd misses whatever is
+		// written next: a page on it is justified, written to or not
+		stuck = rt.Exists && h.stuck(res, t)
 		if stale {
 			if staleFrom < 0 {
 				staleFrom = t
@@ -209,6 +211,17 @@ func (h History) bookmarks(res string) bool {
 	for _, r := range h.Setup.Resources {
 		if r.Name() == res {
 			return !r.NoBookmarks
+		}
+	}
+	return false
+}
+
+// stuck reports whether a fault of h keeps the watch cache of res from
+// following etcd at t.
+func (h History) stuck(res string, t time.Duration) bool {
+	for _, f := range h.Faults {
+		if f.Kind == Stuck && f.Resource == res && f.Start <= t && t < f.End() {
+			return true
 		}
 	}
 	return false
