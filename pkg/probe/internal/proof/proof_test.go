@@ -12,16 +12,7 @@ import (
 // bookmarks prove it fresh (it used to stay "ahead of the head", its
 // staleness growing for as long as the watch lived).
 func TestAListDuringALossCountsOnceTheLossEnds(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	sp.AddSource(0)
-	var w Watch
-	var p Proof
-	env := func(at time.Time) Env {
-		return Env{Now: at, Space: sp, Watch: &w, ProbeInterval: 5 * time.Second, OwnReads: true}
-	}
-	w.ListStarted(sec(0), true)
-	p.ApplyList(1000, w.ListEnded(sec(1)), env(sec(1)))
-	w.WatchOpened(sec(1), time.Time{})
+	sp, w, p, env := listedAt1000()
 	for i := 1; i <= 20; i++ { // the old history: a head sample and a delivery every 5s
 		rv := uint64(1000 + 10*i)
 		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
@@ -75,16 +66,7 @@ func TestAListDuringALossCountsOnceTheLossEnds(t *testing.T) {
 // life (seeds 73, 347, 634 and 998 of the simulation's short run once the
 // model refused connections as a real dialer does).
 func TestLagOnceAWatchExpired(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	sp.AddSource(0)
-	var w Watch
-	var p Proof
-	env := func(at time.Time) Env {
-		return Env{Now: at, Space: sp, Watch: &w, ProbeInterval: 5 * time.Second, OwnReads: true}
-	}
-	w.ListStarted(sec(0), true)
-	p.ApplyList(1000, w.ListEnded(sec(1)), env(sec(1)))
-	w.WatchOpened(sec(1), time.Time{})
+	sp, w, p, env := listedAt1000()
 	for i := 1; i <= 10; i++ { // a delivery at the head every 5s
 		rv := uint64(1000 + 10*i)
 		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
@@ -114,4 +96,20 @@ func TestLagOnceAWatchExpired(t *testing.T) {
 	if v := p.Snapshot(env(sec(146))); !v.LagKnown || v.Lag != 0 {
 		t.Errorf("after the relist: lag %v (known %v), want 0", v.Lag, v.LagKnown)
 	}
+}
+
+// listedAt1000 is an informer that listed at RV 1000 at 1s and watches
+// on, in a space whose head source is 0; env is its surroundings at an
+// instant.
+func listedAt1000() (sp *Space, w *Watch, p *Proof, env func(time.Time) Env) {
+	sp = NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	w, p = &Watch{}, &Proof{}
+	env = func(at time.Time) Env {
+		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second, OwnReads: true}
+	}
+	w.ListStarted(sec(0), true)
+	p.ApplyList(1000, w.ListEnded(sec(1)), env(sec(1)))
+	w.WatchOpened(sec(1), time.Time{})
+	return sp, w, p, env
 }
