@@ -95,8 +95,8 @@ const (
 	// after the bookmark it was meant for, and still shows whether the
 	// next delivery reached its head.
 	FreshenTimeout = 30 * time.Second
-	proofMemory = 30 * time.Minute // how long a sawtooth peak counts
-	maxPeaks    = 16
+	proofMemory    = 30 * time.Minute // how long a sawtooth peak counts
+	maxPeaks       = 16
 	// AheadAfter is how many samples (or writes) after an RV arrived must
 	// contradict it before it is of another history.
 	AheadAfter = 2
