@@ -457,13 +457,15 @@ func (p *Proof) Snapshot(env Env) Values {
 // proofPeriod is how stale the store gets, healthy and quiet, before a
 // bookmark proves it fresh again. With freshness reads on its own
 // connection, a bookmark proves the store fresh as of the read before it,
-// so the period follows from the cadence: a bookmark period, the read's
-// lead, a probe interval and its jitter, and a few seconds of slack.
+// so the period follows from the server's: a bookmark period, the read's
+// lead, a probe interval and its jitter, and a few seconds of slack (a
+// bookmark the server skipped because its cache did not move left nothing
+// to prove: the head samples prove such a store fresh).
 // Otherwise it is learned: the highest healthy peak of the last 30
 // minutes (0 when only events proved freshness).
 func (p *Proof) proofPeriod(env Env) time.Duration {
 	if env.OwnReads && env.Watch.Bookmarks() {
-		return env.Watch.Cadence() + FreshenLead + env.ProbeInterval*11/10 + 5*time.Second
+		return env.Watch.Period() + FreshenLead + env.ProbeInterval*11/10 + 5*time.Second
 	}
 	var d time.Duration
 	for _, pk := range p.peaks {
