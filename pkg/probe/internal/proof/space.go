@@ -66,6 +66,9 @@ type Space struct {
 	lostWrite uint64
 	lostAt    time.Time
 	known     bool // the latest regression followed a loss a write proved
+	// readsWentBack: the epoch began with the reads going back (counted
+	// then), not with a write
+	readsWentBack bool
 	// ended is the latest sample of the history the latest regression left
 	// behind: a list completed after it at an RV below it is of the new
 	// history (one etcd's revision never goes back within a history)
@@ -294,6 +297,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 			return v
 		}
 		s.regress()
+		s.readsWentBack = !s.known
 		s.Timeline.Add(sent, recv, rv, id)
 		v.Accepted, v.Regressed, v.Known = true, true, s.known
 	default:
@@ -301,6 +305,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 		// will see it too) or another etcd; its next sample tells
 		if s.suspect != nil {
 			s.regress()
+			s.readsWentBack = !s.known
 			s.Timeline.Add(sent, recv, rv, id)
 			v.Accepted, v.Regressed, v.Known = true, true, s.known
 			return v
@@ -337,10 +342,7 @@ func (s *Space) regress() {
 	if s.known {
 		// the reads catch up with a loss a write proved, and counted, before:
 		// the samples since came from watch caches of the lost history
-		s.Timeline.Reset()
-		s.suspect = nil
-		clear(s.low)
-		s.refHead, s.refOK = 0, false
+		s.forgetReads()
 		return
 	}
 	if head, recv, ok := s.Timeline.Latest(); ok {
@@ -354,11 +356,26 @@ func (s *Space) regress() {
 		}
 	}
 	s.Previous = s.Timeline.Clone()
-	s.Timeline.Reset()
 	s.epoch++
+	s.forgetReads()
+}
+
+// forgetReads drops what the reads of the current history said.
+func (s *Space) forgetReads() {
+	s.Timeline.Reset()
 	s.suspect = nil
 	clear(s.low)
 	s.refHead, s.refOK = 0, false
+}
+
+// wroteIn reports whether a write was judged in epoch.
+func (s *Space) wroteIn(epoch uint64) bool {
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.epoch == epoch {
+			return true
+		}
+	}
+	return false
 }
 
 // Write checks a write to the space's etcd, requested at sent, that
@@ -380,8 +397,15 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		if s.lostWrite != 0 {
 			return false
 		}
+		if s.readsWentBack && !s.wroteIn(s.epoch) {
+			// the reads went back first (counted then) and still come
+			// from watch caches of the history etcd lost: the same loss
+			s.forgetReads()
+			s.lostWrite, s.lostAt = rv, sent
+			return false
+		}
 		s.regress()
-		s.lostWrite, s.lostAt = rv, sent
+		s.lostWrite, s.lostAt, s.readsWentBack = rv, sent, false
 		return true
 	case ok && rv > head && sent.After(recv):
 		s.lostWrite = 0 // a write above the reads: they share its history again
