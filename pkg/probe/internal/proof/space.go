@@ -208,7 +208,7 @@ type Verdict struct {
 // the head's age.
 func (s *Space) Sample(id int32, rv uint64, integer bool, sent, recv time.Time, probe bool) Verdict {
 	ref := s.ref
-	v := s.sample(id, rv, integer, sent, recv)
+	v := s.sample(id, rv, integer, sent, recv, probe)
 	if !integer {
 		return v
 	}
@@ -224,7 +224,7 @@ func (s *Space) Sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 	return v
 }
 
-func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) Verdict {
+func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, probe bool) Verdict {
 	var v Verdict
 	delete(s.backoff, id)
 	if id == s.ref {
@@ -248,9 +248,12 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 	latest, latestRecv, has := s.Timeline.Latest()
 	switch {
 	case !has || rv >= latest:
-		if id == s.ref {
+		if id == s.ref && probe {
 			s.Timeline.Add(sent, recv, rv, id)
 		} else {
+			// another source's, or a freshness read of the reference's
+			// resource on an informer's connection (maybe to another API
+			// server): the reference's probe may contradict it
 			s.Timeline.AddProvisional(sent, recv, rv, id)
 		}
 		v.Accepted = true
@@ -269,13 +272,23 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 		}
 	case sent.Before(latestRecv):
 		return v // begun before the latest answer came: an older snapshot
+	case id == s.ref && !probe:
+		// a freshness read of the reference's resource saw less than the
+		// head: its API server's cache is behind another's (frozen at its
+		// revision of a history etcd lost, or a restore the reference's
+		// next probe will see)
+		return v
 	case id == s.ref:
 		// the reference saw less than a head answered before it was asked
-		if src, provisional, sole := s.Timeline.SoleSourceAbove(rv); sole && provisional && src != s.ref {
-			// every head above came from one other source: drop them; that
-			// source is foreign once the reference moved on between two
+		if src, provisional, sole := s.Timeline.SoleSourceAbove(rv); sole && provisional {
+			// every head above came from one other source, or from
+			// freshness reads of the reference's resource on another
+			// connection (another API server's cache, frozen at a higher
+			// revision of a history etcd lost): drop them, no restore; the
+			// other source is foreign once the reference moved on between
+			// two
 			s.Timeline.TruncateAbove(rv)
-			if s.refOK && rv > s.refHead || s.contradicted[src] == 0 {
+			if src != s.ref && (s.refOK && rv > s.refHead || s.contradicted[src] == 0) {
 				v = s.contradict(v, src, rv)
 			}
 			s.Timeline.Add(sent, recv, rv, id)
