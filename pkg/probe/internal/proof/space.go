@@ -404,7 +404,9 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		s.writes[s.nWrites%len(s.writes)] = write{rv: rv, sent: sent, epoch: s.epoch}
 		s.nWrites++
 	}()
-	head, recv, ok := s.Timeline.Latest()
+	// judged against the reference's heads: a head only another source
+	// saw may be of a watch cache frozen in a history etcd lost
+	head, recv, ok := s.Timeline.LatestConfirmed()
 	switch {
 	case below || ok && rv < head && sent.After(recv):
 		if s.lostWrite != 0 {

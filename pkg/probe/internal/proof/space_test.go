@@ -74,3 +74,34 @@ func TestFrozenCachesOfTwoServersAreNoRegression(t *testing.T) {
 		})
 	}
 }
+
+// A write below a head only another source saw (a resource whose watch
+// cache stayed frozen at its revision of a history etcd lost, answering
+// its freshness reads) proves nothing of the space's history: the
+// reference's heads are what a write is judged against (simulation seed
+// 103623: the canary's writes below a frozen cache's 3473 counted a
+// second and a third restore).
+func TestAWriteBelowAnotherSourcesHeadIsNoLoss(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	sp.AddSource(1)
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(1000+50*i), true, at, at, true)
+		sp.Write(uint64(1001+50*i), at.Add(time.Second), false)
+	}
+	// source 1's cache answers a revision the reference's history has not
+	// reached (frozen in a history etcd lost)
+	sp.Sample(1, 3473, true, sec(52), sec(52), false)
+	if sp.Write(1600, sec(53), false) {
+		t.Error("a write below a head only another source saw counted a loss")
+	}
+	if lost, _ := sp.HistoryLost(); lost {
+		t.Error("a write below a head only another source saw marked the history lost")
+	}
+	// a write below the reference's own head is a loss
+	sp.Sample(0, 1700, true, sec(55), sec(55), true)
+	if !sp.Write(1650, sec(56), false) {
+		t.Error("a write below the reference's head was not a loss")
+	}
+}
