@@ -67,8 +67,9 @@ type Space struct {
 	lostAt    time.Time
 	known     bool // the latest regression followed a loss a write proved
 	// readsWentBack: the epoch began with the reads going back (counted
-	// then), not with a write
+	// then), not with a write, with a sample requested at epochAt
 	readsWentBack bool
+	epochAt       time.Time
 	// ended is the latest sample of the history the latest regression left
 	// behind: a list completed after it at an RV below it is of the new
 	// history (one etcd's revision never goes back within a history)
@@ -310,7 +311,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 			return v
 		}
 		s.regress()
-		s.readsWentBack = !s.known
+		s.readsWentBack, s.epochAt = !s.known, sent
 		s.Timeline.Add(sent, recv, rv, id)
 		v.Accepted, v.Regressed, v.Known = true, true, s.known
 	default:
@@ -318,7 +319,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 		// will see it too) or another etcd; its next sample tells
 		if s.suspect != nil {
 			s.regress()
-			s.readsWentBack = !s.known
+			s.readsWentBack, s.epochAt = !s.known, sent
 			s.Timeline.Add(sent, recv, rv, id)
 			v.Accepted, v.Regressed, v.Known = true, true, s.known
 			return v
@@ -381,10 +382,11 @@ func (s *Space) forgetReads() {
 	s.refHead, s.refOK = 0, false
 }
 
-// wroteIn reports whether a write was judged in epoch.
-func (s *Space) wroteIn(epoch uint64) bool {
+// wroteSince reports whether a write of the current epoch was requested
+// after t (one requested before may have committed in the history lost).
+func (s *Space) wroteSince(t time.Time) bool {
 	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.epoch == epoch {
+		if w.epoch == s.epoch && w.sent.After(t) {
 			return true
 		}
 	}
@@ -412,7 +414,7 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		if s.lostWrite != 0 {
 			return false
 		}
-		if s.readsWentBack && !s.wroteIn(s.epoch) {
+		if s.readsWentBack && !s.wroteSince(s.epochAt) {
 			// the reads went back first (counted then) and still come
 			// from watch caches of the history etcd lost: the same loss
 			s.forgetReads()
