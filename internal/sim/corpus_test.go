@@ -17,6 +17,14 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "etcd restored while the head probe hung, its API servers restarted: the first sample after saw less than the store's RV of the lost history and proved it fresh (staleness 3s, 4 changes missing for 26s); a sample asked for after an RV arrived that saw less proves nothing now",
+		h: History{Seed: 113802, Duration: 5 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Faults: []Fault{{Kind: "hang", Start: 191 * time.Second, Dur: 45 * time.Second, Host: "probe"}, {Kind: "slow", Start: 209 * time.Second, Dur: 2 * time.Minute, Host: "canary", Latency: 20 * time.Second}, {Kind: "restore", Start: 229 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+	},
+	{
 		caught: "a sparse resource on a busy cluster kept the largest lag of any delivery until a proof, and none came between deliveries: lag 756 for good (a newer head sample now measures the store anew)",
 		h: History{Seed: 5059, Duration: 34 * time.Minute, Background: 1000,
 			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},

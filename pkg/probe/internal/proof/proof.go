@@ -157,7 +157,7 @@ func (p *Proof) lostFresh(sp *Space, fresh time.Time) time.Time {
 func (p *Proof) previousFresh(sp *Space) time.Time {
 	fresh := p.fresh
 	if p.rv != 0 && p.epoch+1 == sp.Epoch() && sp.Previous != nil && sp.Previous.Below(p.rv, p.rvAt) < AheadAfter {
-		if at, ok := sp.Previous.FreshAt(p.rv); ok {
+		if at, ok := sp.Previous.FreshAtSeen(p.rv, p.rvAt); ok {
 			fresh = maxTime(fresh, at)
 		}
 	}
@@ -231,7 +231,7 @@ func (p *Proof) proven(env Env) (at, learned time.Time) {
 	at, learned = p.fresh, p.freshSeen
 	if p.rv != 0 && !p.ahead(env) {
 		if lost, _ := env.Space.HistoryLost(); !lost {
-			if t, ok := env.Space.Timeline.FreshAt(p.rv); ok && t.After(at) {
+			if t, ok := env.Space.Timeline.FreshAtSeen(p.rv, p.rvAt); ok && t.After(at) {
 				at, learned = t, maxTime(t, p.rvAt)
 			}
 		}
@@ -327,7 +327,7 @@ func (p *Proof) refresh(bookmark bool, env Env) {
 	if lost, _ := env.Space.HistoryLost(); lost {
 		return
 	}
-	if at, ok := env.Space.Timeline.FreshAt(p.rv); ok {
+	if at, ok := env.Space.Timeline.FreshAtSeen(p.rv, p.rvAt); ok {
 		p.prove(at, bookmark, env)
 	}
 }
@@ -426,7 +426,7 @@ func (p *Proof) Snapshot(env Env) Values {
 	case v.Ahead:
 		fresh = p.withdrawn(env)
 	case rv != 0 && !lost:
-		if at, ok := sp.Timeline.FreshAt(rv); ok {
+		if at, ok := sp.Timeline.FreshAtSeen(rv, p.rvAt); ok {
 			fresh = maxTime(fresh, at)
 		}
 	}

@@ -178,3 +178,30 @@ func TestASkippedBookmarkIsNoLongerProofPeriod(t *testing.T) {
 		t.Errorf("proof period %v (known %v) after one skipped bookmark, want the server's period's: %v", v.ProofPeriod, v.ProofPeriodKnown, want)
 	}
 }
+
+// A head sample requested after the store reached its RV that saw less
+// contradicts the RV (in one history a read after it sees at least it): it
+// proves nothing of the store. It counts toward "ahead of the head" only
+// from the second; until then it proved the store fresh. etcd restored
+// while the head probe hung and its API servers restarted: the first
+// sample after saw less than the store's RV of the lost history, and
+// staleness read 3s while the store lacked changes committed 26s before
+// (simulation seed 113802).
+func TestASampleBelowTheRVProvesNothing(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(1000+10*i), true, at, at, true)
+		w.Received(at, false)
+		p.ApplyEvent(uint64(1000+10*i), env(at))
+	}
+	// the probe hangs; the store reaches 1200 at 70s
+	w.Received(sec(70), false)
+	p.ApplyEvent(1200, env(sec(70)))
+	// etcd restored; the probe's first answer after is below the RV
+	sp.Sample(0, 1150, true, sec(90), sec(90), true)
+	v := p.Snapshot(env(sec(91)))
+	if v.FreshKnown && v.Fresh.After(sec(70)) {
+		t.Errorf("fresh as of %v by a sample below the store's RV, want no later than 70s (when the store reached it)", v.Fresh.Sub(sec(0)))
+	}
+}
