@@ -125,9 +125,15 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 		burn := func(window string) string {
 			return fmt.Sprintf("%s / %s > %s", slo.Rule(slo.ErrorRatioRule(window), o.Name), budgetRate, promql.Num(w.Factor))
 		}
+		expr := fmt.Sprintf("%s and %s and on (%s, %s) %s", burn(w.Long), burn(w.Short), s.ClusterLabel, catalog.LabelResource, s.Covered(w.Long))
+		enough := ""
+		if cond, ok := s.Enough(o, w.Long); ok {
+			expr += fmt.Sprintf(" and on (%s, %s) %s", s.ClusterLabel, catalog.LabelResource, cond)
+			enough = fmt.Sprintf(" and it counted %d events", slo.MinBurnEvents)
+		}
 		rules = append(rules, s.alert(alertDef{
 			name:     burnAlertName(o.Name),
-			expr:     fmt.Sprintf("%s and %s and on (%s, %s) %s", burn(w.Long), burn(w.Short), s.ClusterLabel, catalog.LabelResource, s.Covered(w.Long)),
+			expr:     expr,
 			severity: w.Severity,
 			labels: map[string]string{
 				slo.LabelSLO:         o.Name,
@@ -135,8 +141,8 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 				slo.LabelShortWindow: w.Short,
 			},
 			summary: fmt.Sprintf("%s SLO of {{ $labels.resource }} burns its error budget over %sx too fast.", d.Title, promql.Num(w.Factor)),
-			description: fmt.Sprintf("%s burns the %s SLO's error budget (objective %s%% over %s; bad: %s) {{ $value | humanize }}x faster than sustainable over the last %s and %s (alert above %sx, once %s%% of %s is on record).",
-				s.resourceRef(), o.Name, promql.Num(o.Objective*100), s.BudgetPeriod, d.BadText(o), w.Long, w.Short, promql.Num(w.Factor), promql.Num(s.MinCoverage*100), w.Long),
+			description: fmt.Sprintf("%s burns the %s SLO's error budget (objective %s%% over %s; bad: %s) {{ $value | humanize }}x faster than sustainable over the last %s and %s (alert above %sx, once %s%% of %s is on record%s).",
+				s.resourceRef(), o.Name, promql.Num(o.Objective*100), s.BudgetPeriod, d.BadText(o), w.Long, w.Short, promql.Num(w.Factor), promql.Num(s.MinCoverage*100), w.Long, enough),
 		}))
 	}
 	return rulefmt.RuleGroup{Name: "rvsync-slo-" + o.Name, Rules: rules}

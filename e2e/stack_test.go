@@ -269,10 +269,12 @@ func (s *stack) dump(t *testing.T) {
 	if s.prom != nil {
 		t.Logf("Prometheus alerts:\n%s", s.prom.describeAlerts())
 	}
-	if m, err := testenv.Scrape(s.exporter.MetricsURL()); err == nil {
-		t.Logf("exporter scrape:\n%s", describeMetrics(m))
-	} else {
-		t.Logf("exporter scrape: %v", err)
+	if s.exporter != nil { // an HA stack runs its exporters itself
+		if m, err := testenv.Scrape(s.exporter.MetricsURL()); err == nil {
+			t.Logf("exporter scrape:\n%s", describeMetrics(m))
+		} else {
+			t.Logf("exporter scrape: %v", err)
+		}
 	}
 	entries, _ := os.ReadDir(s.logDir)
 	for _, e := range entries {

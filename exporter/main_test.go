@@ -52,6 +52,8 @@ func TestMain(m *testing.M) {
 type running struct {
 	*exporter
 	url string
+	// stop stops it (the test's cleanup does, if the test did not).
+	stop func()
 }
 
 // metrics scrapes the exporter.
@@ -78,13 +80,17 @@ func startExporter(t *testing.T, cfg config.Config, informer, probe *rest.Config
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("run: %v", err)
-		}
-	})
-	return &running{exporter: e, url: "http://" + e.addr() + "/metrics"}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &running{exporter: e, url: "http://" + e.addr() + "/metrics", stop: stop}
 }
 
 func resources(names ...string) []config.ResourceConfig {

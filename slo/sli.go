@@ -189,6 +189,28 @@ func Rule(record, slo string) string {
 	return promql.Selector(record, promql.Eq(LabelSLO, slo))
 }
 
+// MinBurnEvents is how many events an event-ratio SLO's long window must
+// count before its burn-rate alerts fire: a resource that lists rarely (a
+// quiet one's freshness reads, about one a minute) does not page on a
+// couple of slow answers, while a real outage of a busy path, or hours of
+// a quiet one, still count many more.
+const MinBurnEvents = 10
+
+// Enough is the condition that an event-ratio SLO's long window counted at
+// least MinBurnEvents events (ok false for time-slice SLOs, whose windows
+// are full of slices by construction).
+func (s Spec) Enough(o SLO, long string) (cond string, ok bool) {
+	d := slis[o.Name]
+	if d.Kind != EventRatio {
+		return "", false
+	}
+	var terms []string
+	for _, t := range d.Totals {
+		terms = append(terms, fmt.Sprintf("sum %s (increase(%s[%s]))", s.By(), s.Series(t.Name, t.Matchers...), s.Scaled(long)))
+	}
+	return fmt.Sprintf("(%s) >= %d", strings.Join(terms, " + "), MinBurnEvents), true
+}
+
 // Covered is the condition that a burn-rate alert's long window holds
 // enough history: the resource's exporter series existed MinCoverage of the
 // window ago. A fresh install, a Prometheus that lost its data or a new

@@ -27,6 +27,9 @@ type Processes struct {
 	env       *Env
 	Etcd      *process.Process
 	APIServer *process.Process
+	// EtcdStopped is when etcd last stopped for a restore: no write
+	// commits in the history it had after then.
+	EtcdStopped time.Time
 }
 
 // Processes finds the running etcd and kube-apiserver of e. log, if not
@@ -123,6 +126,7 @@ func (p *Processes) restoreEtcdData(ctx context.Context, snapshot string) error 
 	if err := p.Etcd.Stop(etcdGrace); err != nil {
 		return err
 	}
+	p.EtcdStopped = time.Now()
 	data := p.env.Environment.ControlPlane.Etcd.DataDir
 	if err := os.RemoveAll(data); err != nil {
 		return err

@@ -88,6 +88,41 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 236 * time.Second, Dur: 20 * time.Second, Back: 5000}, {Kind: "restart", Start: 617 * time.Second, Dur: 2 * time.Minute}},
 		},
 	},
+	{
+		caught: "the model delivered a restarting API server's reset through a frozen (half-open) connection: the watch reopened at once and the stall went unseen for a bookmark period (a half-open connection now swallows the reset, as TCP does)",
+		h: History{Seed: 42, Duration: 9 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resDeploys, resEvents}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 9 * time.Minute, Rate: 5, Keys: 5}, {Resource: "deployments.apps", Start: 0, End: 9 * time.Minute, Rate: 0.5, Keys: 5}, {Resource: "events", Start: 0, End: 9 * time.Minute, Rate: 0.5, Keys: 20}},
+			Faults: []Fault{{Kind: "freeze", Start: 208 * time.Second, Dur: 15 * time.Minute, Host: "informers", Reset: true}, {Kind: "restart", Start: 235 * time.Second, Dur: 5 * time.Second}},
+		},
+	},
+	{
+		caught: "the checker asked for a stuck cache's lag before the watch reopened onto it had its first bookmark due (a watch reopened on a disrupted path gets its cadence anew)",
+		h: History{Seed: 570, Duration: 5 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resDeploys, resEvents}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 5 * time.Minute, Rate: 5, Keys: 1}, {Resource: "deployments.apps", Start: 0, End: 5 * time.Minute, Rate: 5, Keys: 5}, {Resource: "events", Start: 0, End: 5 * time.Minute, Rate: 0.05, Keys: 20}},
+			Faults: []Fault{{Kind: "stuck", Start: 184 * time.Second, Dur: 15 * time.Minute, Resource: "events"}, {Kind: "freeze", Start: 217 * time.Second, Dur: 10 * time.Second, Host: "informers", Reset: true}},
+		},
+	},
+	{
+		caught: "a watch reopened after its API server restarted had its first bookmark a minute later, beyond the cadence counted from the last one: a stall seen, RV lag 550-770 held on a quiet resource nothing was missing from (a watch reopened within its cadence now gets a cadence anew)",
+		h: History{Seed: 17, Duration: 9 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resWidgets}},
+			Loads:  []Load{{Resource: "widgets.example.com", Start: 0, End: 9 * time.Minute, Rate: 5, Keys: 1}},
+			Faults: []Fault{{Kind: "hang", Start: 187 * time.Second, Dur: 10 * time.Second, Host: "probe"}, {Kind: "restart", Start: 218 * time.Second, Dur: 5 * time.Second}},
+		},
+	},
+	{
+		caught: "a relist taken while canary writes still landed below the reads (a restore with the API servers restarted) never counted: state ahead_of_head and staleness growing for as long as the watch lived (it counts once a write lands above the reads); failed only in some runs before the bubble ran on one processor",
+		h: History{Seed: 632, Duration: 9 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resDeploys}},
+			Faults: []Fault{{Kind: "restart", Start: 191 * time.Second, Dur: 30 * time.Second}, {Kind: "restore", Start: 201 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 5000}, {Kind: "delete-crd", Start: 224 * time.Second, Dur: 10 * time.Second, Resource: "configmaps"}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

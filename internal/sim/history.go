@@ -247,7 +247,8 @@ func RunHistory(t *testing.T, h History) (*Checker, error) {
 
 // runHistory is RunHistory that also hands every scrape to each.
 func runHistory(t *testing.T, h History, each func(Scrape)) (*Checker, error) {
-	rand.Seed(int64(h.Seed)) //nolint:staticcheck // the only way to seed what client-go reads
+	//lint:ignore SA1019 the only way to seed what client-go reads
+	rand.Seed(int64(h.Seed))
 	var chk *Checker
 	err := Run(t, h.Setup, h.Seed, h.Duration, func(w *World) {
 		chk = NewChecker(&h, w.Start)

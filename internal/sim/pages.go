@@ -28,8 +28,8 @@ const (
 // against its truth. A page is false when nothing was wrong with its
 // resource in the window its alert reads: no informer's store stale above
 // the staleness threshold, no watch that stopped delivering for longer
-// than the stall condition, no lost history; a CRD that is deleted is not
-// wrong. A page is missed when a store stayed stale above the threshold
+// than the stall condition, no watch cache that stopped following etcd, no
+// lost history; a CRD that is deleted is not wrong. A page is missed when a store stayed stale above the threshold
 // for stalePage, or a watch with bookmarks stopped delivering for
 // stallPage, while the resource was served, and its resource did not page
 // by then.
@@ -44,7 +44,7 @@ func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
 	}
 	var out []Violation
 	for _, res := range resourcesOf(scrapes) {
-		bad := badTimes(scrapes, res)
+		bad := badTimes(scrapes, res, h)
 		var pages []Firing
 		for _, f := range fired {
 			if f.Page() && f.Resource == res {
@@ -108,8 +108,14 @@ func (b badSpans) within(from, to time.Duration) bool {
 
 // badTimes walks a resource's truth: stale stores, watches that stopped
 // delivering (a stall justifies a page once longer than the stall
-// condition) and lost histories.
-func badTimes(scrapes []Scrape, res string) badSpans {
+// condition), watch caches that stopped following etcd, and lost
+// histories.
+//
+// h says whether the resource's watch cache sends bookmarks (its watch
+// gives a sign of life every minute while it delivers) and when a fault
+// made it stuck.
+func badTimes(scrapes []Scrape, res string, h History) badSpans {
+	bookmarks := h.bookmarks(res)
 	var b badSpans
 	start := scrapes[0].At
 	threshold := time.Duration(slo.DefaultStalenessThresholdSeconds * float64(time.Second))
@@ -126,12 +132,13 @@ func badTimes(scrapes []Scrape, res string) badSpans {
 		if !ok {
 			continue
 		}
-		stale, stalled, lost := false, false, rt.CachesLost
+		stale, stalled, lost, stuck := false, false, rt.CachesLost, false
 		for _, in := range rt.Informers {
 			if rt.Exists && s.At.Sub(in.Fresh) > threshold {
 				stale = true
 			}
-			if rt.Exists && !in.Live && in.Bookmarks {
+			// (not in.Bookmarks: a watch that is not live gets none)
+			if rt.Exists && !in.Live && bookmarks {
 				stalled = true
 			}
 			if !rt.Exists && !in.Live {
@@ -140,6 +147,9 @@ func badTimes(scrapes []Scrape, res string) badSpans {
 			}
 			lost = lost || in.LostHistory || in.Reverted
 		}
+		// a watch cache that stopped following etcd misses whatever is
+		// written next: a page on it is justified, written to or not
+		stuck = rt.Exists && h.stuck(res, t)
 		if stale {
 			if staleFrom < 0 {
 				staleFrom = t
@@ -154,7 +164,7 @@ func badTimes(scrapes []Scrape, res string) badSpans {
 		} else {
 			closeRun(&stallFrom, t, "watch not delivering", stallPage)
 		}
-		if stale || lost || (stallFrom >= 0 && t-stallFrom >= stallAfter) {
+		if stale || lost || stuck || (stallFrom >= 0 && t-stallFrom >= stallAfter) {
 			b.at = append(b.at, t)
 		}
 	}
@@ -190,6 +200,28 @@ func (h History) requestFaultWithin(from, to time.Duration) bool {
 			if f.Start <= to && f.End() >= from {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// bookmarks reports whether the watch cache of res sends bookmarks (a
+// resource h does not watch: false).
+func (h History) bookmarks(res string) bool {
+	for _, r := range h.Setup.Resources {
+		if r.Name() == res {
+			return !r.NoBookmarks
+		}
+	}
+	return false
+}
+
+// stuck reports whether a fault of h keeps the watch cache of res from
+// following etcd at t.
+func (h History) stuck(res string, t time.Duration) bool {
+	for _, f := range h.Faults {
+		if f.Kind == Stuck && f.Resource == res && f.Start <= t && t < f.End() {
+			return true
 		}
 	}
 	return false

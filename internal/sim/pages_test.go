@@ -13,6 +13,10 @@ import (
 var pageCorpus = []struct {
 	name string
 	h    History
+	// lie, when set, names a false page the history still shows, found and
+	// reported but not fixed yet: every violation must be a false page of
+	// this resource, and the test fails once none is left (then drop it).
+	lie string
 }{
 	{
 		// the List-latency SLI counted the informer's 404s while the
@@ -23,6 +27,36 @@ var pageCorpus = []struct {
 			Setup:  Setup{Canary: "configmaps", NoFreshnessReads: true, Etcds: []model.EtcdSpec{{Name: "main", Revision: 1000, ProgressNotify: 5 * time.Second}}, Resources: []Watched{resConfigMaps, resSecrets}},
 			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 116 * time.Minute, Rate: 5, Keys: 5}},
 			Faults: []Fault{{Kind: DeleteCRD, Start: 1982 * time.Second, Dur: 45 * time.Second, Resource: "configmaps"}, {Kind: DeleteCRD, Start: 6602 * time.Second, Dur: 10 * time.Second, Resource: "configmaps"}},
+		},
+	},
+	{
+		name: "with freshness reads off, the proof period was computed as if they ran (79 s) while bookmarks proved a quiet cache only every 10 minutes of etcd's progress notifications: its healthy sawtooth burned the staleness SLO and paged (seed 102)",
+		h: History{Seed: 102, Duration: 90 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resWidgets, resDeploys}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 90 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "widgets.example.com", Start: 0, End: 90 * time.Minute, Rate: 5, Keys: 5}},
+			Faults: []Fault{{Kind: "slow-server", Start: 2579 * time.Second, Dur: 15 * time.Minute, Latency: 200 * time.Millisecond}, {Kind: "hang", Start: 3142 * time.Second, Dur: 15 * time.Minute, Host: "probe"}},
+		},
+		// Since the model sends a watch no bookmark at or below the
+		// revision it started from, as kube-apiserver does (seen by
+		// internal/sim/conformance), the quiet deployments.apps watch
+		// hears nothing while nothing moves its watch cache: no write to
+		// it, etcd's progress notifications every 10 min, no freshness
+		// reads, and no consistent read that asks etcd for progress while
+		// the probe hangs (with no background writes, even the probe's
+		// reads of the busy resource rarely do). RvsyncWatchStalled fires
+		// at 1h7m30s and 1h16m30s, the staleness and RV-lag burns at
+		// 1h19m, on a live watch that misses nothing. Reported, not fixed:
+		// a silence that nothing could have ended is no evidence of a stall.
+		lie: "deployments.apps",
+	},
+	{
+		name: "a quiet resource whose server sends no bookmarks: nothing proves its cache fresh, staleness grew for as long as nobody wrote and paged (state no_bookmarks now, staleness absent) (seed 114)",
+		h: History{Seed: 114, Duration: 160 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets, resDeploys, resMetrics, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 160 * time.Minute, Rate: 5, Keys: 5}, {Resource: "secrets", Start: 0, End: 160 * time.Minute, Rate: 5, Keys: 5}, {Resource: "deployments.apps", Start: 0, End: 160 * time.Minute, Rate: 0.05, Keys: 20}, {Resource: "samples.metrics.example.io", Start: 0, End: 160 * time.Minute, Rate: 0.5, Keys: 20}},
+			Faults: []Fault{{Kind: "restore", Start: 6304 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}, {Kind: "restore", Start: 8189 * time.Second, Dur: 20 * time.Second, Back: 50000}},
 		},
 	},
 }
@@ -38,8 +72,16 @@ func TestPageCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, v := range CheckPages(c.h, scrapes, fired) {
+			vs := CheckPages(c.h, scrapes, fired)
+			for _, v := range vs {
+				if c.lie != "" && v.Resource == c.lie && v.Rule == "false page" {
+					t.Logf("known, reported: %v", v)
+					continue
+				}
 				t.Errorf("%v", v)
+			}
+			if c.lie != "" && len(vs) == 0 {
+				t.Errorf("the known false page of %s is gone: drop the entry's lie", c.lie)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
@@ -161,7 +162,7 @@ func appendScrapes(db storage.Appendable, scrapes []Scrape) error {
 		ts := s.At.UnixMilli()
 		add := func(name string, v float64, extra []*dto.LabelPair, more ...string) error {
 			b := labels.NewScratchBuilder(len(extra) + 4)
-			b.Add(labels.MetricName, name)
+			b.Add(model.MetricNameLabel, name)
 			b.Add("job", simJob)
 			b.Add("instance", simInstance)
 			for _, lp := range extra {

@@ -69,7 +69,7 @@ func TestRandomHistories(t *testing.T) {
 		if len(chk.Violations) > 0 {
 			failed++
 			if failed <= 5 {
-				t.Errorf("seed %d: %d violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./internal/sim -sim.one=%d -sim.duration=%v", seed, len(chk.Violations), chk.Violations[0], h, seed, longestHistory)
+				t.Errorf("seed %d: %d violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./internal/sim -sim.one=%d -sim.duration=%v (add -sim.shrink for a corpus entry)", seed, len(chk.Violations), chk.Violations[0], h, seed, longestHistory)
 				for _, v := range chk.Violations[1:min(5, len(chk.Violations))] {
 					t.Logf("  %v", v)
 				}
@@ -140,6 +140,8 @@ var (
 	one   = flag.Uint64("sim.one", 0, "TestSeed: the seed of the random history to run and trace")
 	lie   = flag.String("sim.lie", "", "TestSeed: run and trace the lie (TestLies) whose name holds this")
 	trace = flag.String("sim.trace", "configmaps", "TestSeed: the resource whose signals and truth to log at every scrape")
+	// shrinkIt is what turns a failing seed into a corpus entry.
+	shrinkIt = flag.Bool("sim.shrink", false, "TestSeed: when the history fails, shrink it to the smallest history that still breaks its first invariant and log it as Go source")
 )
 
 // TestSeed runs one random history and logs, at every scrape, the signals
@@ -173,6 +175,12 @@ func TestSeed(t *testing.T) {
 	}
 	for _, v := range chk.Violations {
 		t.Errorf("%v", v)
+	}
+	if *shrinkIt && len(chk.Violations) > 0 {
+		v := chk.Violations[0]
+		began := time.Now()
+		small := Shrink(t, h, v.Rule, v.Resource)
+		t.Logf("shrunk in %v to a history that still breaks %q on %s; keep it in the corpus:\n%#v", time.Since(began).Round(time.Millisecond), v.Rule, v.Resource, small)
 	}
 	if *rulesEvery > 0 {
 		began := time.Now()

@@ -150,8 +150,11 @@ type InformerTruth struct {
 	// Reverted: the oldest change it lacks is a restore's.
 	Reverted bool
 	// Live: its watch is open on a server that is up, over a connection
-	// that is not frozen; Bookmarks: that watch gets bookmarks.
-	Live, Bookmarks bool
+	// that is not frozen; Bookmarks: that watch gets bookmarks (its
+	// server sends them, and its watch cache moved past the revision it
+	// started from); Waiting: it is live but its server sends it nothing
+	// until its watch cache moves past that revision (model.Tx.Waiting).
+	Live, Bookmarks, Waiting bool
 	// LostHistory: the watch cache serving it holds a history etcd lost (a
 	// restore its API server has not seen): its RV is of another history.
 	LostHistory bool
@@ -296,7 +299,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		if at.After(end) {
 			break
 		}
-		time.Sleep(at.Sub(time.Now()))
+		time.Sleep(time.Until(at))
 		c.Advance()
 		if !time.Now().Before(next) {
 			synctest.Wait()
@@ -427,6 +430,7 @@ func (w *World) scrape() {
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(&model.View{Resource: r.Name()}, s.At)
 				}
 				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
+				it.Waiting = tx.Waiting(in.Host, r.Name())
 				it.LostHistory = tx.LostHistory(in.Host, r.Name())
 				it.Following = tx.Following(in.Host, r.Name())
 				it.Disrupted = tx.Disrupted(in.Host, r.Name())

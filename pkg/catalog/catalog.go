@@ -50,11 +50,12 @@ const (
 	StateOpaqueRV    = "opaque_rv"     // resource versions are not integers: no RV math
 	StateAheadOfHead = "ahead_of_head" // the informer's RV is ahead of its space's head: another history (etcd restored, API server not) or another etcd
 	StateUnserved    = "unserved"      // the API server does not serve the resource (404: a CRD deleted) or forbids listing it: nothing is watched, the list errors say why
+	StateNoBookmarks = "no_bookmarks"  // the watch's server sends no bookmarks (its watch cache off, an extension API server not built on the cacher, a proxy cutting streams): a quiet cache cannot be proven fresh, so staleness is absent; lag and silence are measured
 )
 
 // States lists the values of the `state` label.
 func States() []string {
-	return []string{StateOK, StateHeadUnknown, StateOpaqueRV, StateAheadOfHead, StateUnserved}
+	return []string{StateOK, StateHeadUnknown, StateOpaqueRV, StateAheadOfHead, StateUnserved, StateNoBookmarks}
 }
 
 // Values of the `kind` label of ListDuration.

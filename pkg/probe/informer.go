@@ -289,14 +289,10 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 	r := in.res
 	canary := r.canary.Load()
 	type delivery struct {
-		lag              time.Duration
-		bounded, ok      bool
-		canary           bool
-		rv               uint64
-		canarySent       time.Time
-		canaryDelivered  bool
-		storeLagSeconds  float64
-		recordDeliveries bool
+		lag             time.Duration
+		bounded, ok     bool
+		rv              uint64
+		storeLagSeconds float64
 	}
 	var obs [2 * proof.QueueCap]delivery
 	n := 0
@@ -472,10 +468,18 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 			pv.Fresh, pv.FreshKnown = sent, true
 		}
 	}
+	v.lag, v.lagKnown = pv.Lag, pv.LagKnown
+	if in.wire.Bookmarkless() {
+		// nothing proves a quiet cache fresh between events: staleness
+		// would grow for as long as nobody writes, and burn the SLO
+		if v.state == catalog.StateOK {
+			v.state = catalog.StateNoBookmarks
+		}
+		return v
+	}
 	if pv.FreshKnown {
 		v.staleness, v.stalenessKnown = now.Sub(pv.Fresh), true
 	}
-	v.lag, v.lagKnown = pv.Lag, pv.LagKnown
 	v.proofPeriod, v.proofKnown = pv.ProofPeriod, pv.ProofPeriodKnown
 	return v
 }

@@ -41,7 +41,7 @@ func (m *Monitor) newKeyInformer(client metadata.Interface, gvr schema.GroupVers
 // is its freshness read on its own connection (nil: none).
 func (m *Monitor) keyInformer(lw cache.ListerWatcher, r *resource, freshen headFunc) cache.SharedIndexInformer {
 	ilw := m.instrument(r, lw)
-	ilw.state.freshen, ilw.state.ownReads = freshen, true
+	m.freshenWith(ilw.state, freshen, true)
 	inf := cache.NewSharedIndexInformerWithOptions(ilw, &metav1.PartialObjectMetadata{},
 		// an empty (not nil) Indexers map: client-go's AddIndexers panics on a nil one
 		cache.SharedIndexInformerOptions{ObjectDescription: r.name, Indexers: cache.Indexers{}})

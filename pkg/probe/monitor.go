@@ -167,7 +167,7 @@ func (m *Monitor) Instrument(gvr schema.GroupVersionResource, lw cache.ListerWat
 		// the freshness reads ride the head probe's connection, which may
 		// reach another API server than the informer's: they make caches
 		// catch up, but a bookmark after one proves nothing about its head
-		ilw.state.freshen = metadataHead(client, gvr)
+		m.freshenWith(ilw.state, metadataHead(client, gvr), false)
 	}
 	inf := build(ilw)
 	ilw.state.attach(inf, m.opts.Logger)
@@ -267,6 +267,16 @@ func (m *Monitor) resourceOf(name string) *resource {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.resources[name]
+}
+
+// freshenWith gives an informer its freshness read, on its own connection
+// (own) or another, unless Options.NoFreshnessReads turned the reads off:
+// then none runs, and no proof may count on one.
+func (m *Monitor) freshenWith(in *informer, read headFunc, own bool) {
+	if m.opts.NoFreshnessReads {
+		return
+	}
+	in.freshen, in.ownReads = read, own
 }
 
 // instrument wraps the ListerWatcher of one more informer of r so that

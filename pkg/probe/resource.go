@@ -102,7 +102,7 @@ func (r *resource) observeList(kind, result string, d time.Duration) {
 
 // stateRank orders states from best to worst: the resource reports its
 // worst informer's.
-var stateRank = map[string]int{catalog.StateOK: 0, catalog.StateHeadUnknown: 1, catalog.StateUnserved: 2, catalog.StateOpaqueRV: 3, catalog.StateAheadOfHead: 4}
+var stateRank = map[string]int{catalog.StateOK: 0, catalog.StateNoBookmarks: 1, catalog.StateHeadUnknown: 2, catalog.StateUnserved: 3, catalog.StateOpaqueRV: 4, catalog.StateAheadOfHead: 5}
 
 // snapshot returns the scrape-time state of the resource: the worst of its
 // live informers. ok is false once every informer it had has stopped (a

@@ -167,9 +167,24 @@ func (wc *watchCache) catchUp(t time.Time) {
 
 // fresh reports whether the cache holds everything etcd committed, after
 // asking etcd for a progress notification (as a consistent read does).
+//
+// The cacher asks only when it is behind etcd's revision, and it asks on
+// the one etcd watch stream all of its server's caches share
+// (SeparateCacheWatchRPC): every cache of that etcd on the server takes
+// the notification. Seen on kube-apiserver v1.37.2 with etcd's
+// progress-notify interval at 10 min: a watch of a quiet resource's
+// (Secrets') got its first bookmark after consistent reads of another
+// resource (ConfigMaps), none before.
 func (wc *watchCache) fresh(t time.Time) bool {
 	if wc.stuck {
 		return wc.rv >= wc.res.etcd.rev
+	}
+	if wc.res.etcd.rev > wc.pos {
+		for _, other := range wc.srv.caches {
+			if other.res.etcd == wc.res.etcd {
+				other.progress(t)
+			}
+		}
 	}
 	wc.progress(t)
 	return true
@@ -183,10 +198,14 @@ func (wc *watchCache) closeAll(t time.Time, err error) {
 
 // watcher is one watch served by a watch cache.
 type watcher struct {
-	wc        *watchCache
-	conn      *conn
-	stream    *stream
-	pos       uint64 // revision of the last event or bookmark sent
+	wc     *watchCache
+	conn   *conn
+	stream *stream
+	pos    uint64 // revision of the last event or bookmark sent
+	// start is the revision it started from: the last it was sent before
+	// it joined the cache's watchers (the resourceVersion it asked for, or
+	// its initial state's). The cacher sends it bookmarks above start only.
+	start     uint64
 	bookmarks bool
 	deadline  time.Time
 	next      *action // the next bookmark
@@ -210,9 +229,19 @@ func (wt *watcher) delay() time.Duration { return wt.wc.srv.latency + wt.conn.la
 // bookmark sends a bookmark at the cache's revision; initial, when not
 // nil, is the snapshot of a watch-list's initial events, which the
 // initial-events-end bookmark completes.
+//
+// A periodic bookmark carries the cache's revision and is sent only when
+// that is above the revision the watch started from (kube-apiserver's
+// cacheWatcher drops the others): a watch opened at the cache's current
+// revision gets none until the cache moves (an event, or a progress
+// notification after other writes to its etcd), and a watch from a
+// revision the cache has not reached gets none until it does.
 func (wt *watcher) bookmark(t time.Time, initial map[string]*Write) {
-	rv := max(wt.wc.rv, wt.pos)
-	wt.pos = rv
+	rv := wt.wc.rv
+	if initial == nil && rv <= wt.start {
+		return
+	}
+	wt.pos = max(wt.pos, rv)
 	e := bookmarkEffect(wt.conn.host, wt.wc.res.Name, rv)
 	if initial != nil {
 		e = listEffect(wt.conn.host, wt.wc.res.Name, initial, rv)

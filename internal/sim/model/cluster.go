@@ -67,7 +67,6 @@ type Cluster struct {
 	uids      int
 	pages     map[string]page // paged lists by continue token
 	views     map[viewKey]*View
-	observers []func(Observation)
 }
 
 // New returns a control plane with one etcd named "main" at revision 1000
@@ -191,34 +190,6 @@ func (tx *Tx) Cluster() *Cluster { return tx.c }
 
 // Rand returns the model's random source.
 func (tx *Tx) Rand() *rand.Rand { return tx.c.rng }
-
-// Observation is something a client was shown, recorded for the
-// conformance test and for debugging a history.
-type Observation struct {
-	At     time.Time
-	Conn   string
-	Server int
-	What   string // "list", "watch-start", "event", "bookmark", "error", "close", "get", "write"
-	Res    string
-	Type   string // event type, or error reason
-	RV     string
-	Key    string
-	Detail string
-}
-
-// Observe registers f to be told every observation, with the model
-// locked.
-func (c *Cluster) Observe(f func(Observation)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.observers = append(c.observers, f)
-}
-
-func (c *Cluster) observeLocked(o Observation) {
-	for _, f := range c.observers {
-		f(o)
-	}
-}
 
 // Servers returns the API servers.
 func (c *Cluster) Servers() []*APIServer { return c.servers }

@@ -161,6 +161,7 @@ func (c *Cluster) Close() {
 	c.mu.Unlock()
 	for _, s := range all {
 		s.fail(errConnReset)
+		s.setFrozen(false)
 	}
 }
 
@@ -235,14 +236,16 @@ func (s *stream) Read(p []byte) (int, error) {
 		switch {
 		case s.closed:
 			return 0, io.ErrClosedPipe
-		case s.err != nil:
-			return 0, s.err
-		case len(s.buf) > 0:
+		case len(s.buf) > 0: // already with the client
 			n := copy(p, s.buf)
 			s.buf = s.buf[n:]
 			return n, nil
 		case s.frozen:
+			// half-open: nothing more reaches the client, not even the
+			// server closing its end (a reset is lost on the way)
 			s.cond.Wait()
+		case s.err != nil:
+			return 0, s.err
 		case len(s.frames) > 0:
 			f := s.frames[0]
 			if d := f.at.Sub(now()); d > 0 {

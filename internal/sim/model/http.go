@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -62,7 +64,10 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	srv := c.routeLocked(cn)
 	if srv == nil {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("dial tcp %s: connect: connection refused", req.URL.Host)
+		// as the dialer reports it: client-go tells a refused connection
+		// (an API server down) by ECONNREFUSED, and its reflector retries
+		// the watch then rather than relisting
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	}
 	r, aerr := c.parseLocked(req, body)
 	if aerr == nil && r.verb != "watch" && (cn.only == "" || cn.only == r.res.Name) {
@@ -102,9 +107,24 @@ func respond(ctx context.Context, req *http.Request, delay time.Duration, code i
 		case <-time.After(delay):
 		}
 	}
+	header := http.Header{"Content-Type": []string{"application/json"}}
+	if code == http.StatusTooManyRequests || code >= 500 {
+		// kube-apiserver sends a Status's retryAfterSeconds as the
+		// Retry-After header too, and client-go retries on it (up to 10
+		// times): a List from a resource version its watch cache has not
+		// reached fails after about 40s, not after one 3s wait
+		var st struct {
+			Details struct {
+				RetryAfterSeconds int `json:"retryAfterSeconds"`
+			} `json:"details"`
+		}
+		if json.Unmarshal(body, &st) == nil && st.Details.RetryAfterSeconds > 0 {
+			header.Set("Retry-After", strconv.Itoa(st.Details.RetryAfterSeconds))
+		}
+	}
 	return &http.Response{
 		StatusCode: code, Status: strconv.Itoa(code) + " " + http.StatusText(code),
-		Header:        http.Header{"Content-Type": []string{"application/json"}},
+		Header:        header,
 		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Request:       req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -285,8 +305,6 @@ func (c *Cluster) listLocked(ctx context.Context, cn *conn, srv *APIServer, r *r
 	return c.pageLocked(cn, r, page{rest: liveObjects(snap, ""), rev: rev, snap: snap})
 }
 
-func (wc *watchCache) list(namespace string) []*Object { return liveObjects(wc.last, namespace) }
-
 // liveObjects returns the objects of a key → last write map that exist
 // (their last write is not a delete) in namespace ("": all), by key.
 func liveObjects(last map[string]*Write, namespace string) []*Object {
@@ -396,13 +414,17 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 		if !c.waitLocked(ctx, func() bool { return srv.up && srv.caches[res.Name] == wc && wc.fresh(now()) }) {
 			return fail(errTooLarge)
 		}
-	case from > 0:
+	case from > 0 && initial:
 		if !c.waitLocked(ctx, func() bool { return srv.up && srv.caches[res.Name] == wc && wc.rv >= from }) {
 			return fail(errTooLarge)
 		}
-		if !initial && from < wc.floor {
-			return fail(errExpired(from))
-		}
+	case from > 0 && from < wc.floor:
+		return fail(errExpired(from))
+		// A plain watch from a revision the cache has not reached is
+		// accepted at once, as kube-apiserver's cacher accepts it: it
+		// delivers nothing, bookmarks neither, until the cache passes that
+		// revision (an informer resuming after etcd was restored from a
+		// backup gets the new history's writes above its old RV only).
 	}
 	if !srv.up || srv.caches[res.Name] != wc {
 		c.mu.Unlock()
@@ -430,6 +452,7 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 		}
 		wt.pos = max(wt.pos, from)
 	}
+	wt.start = wt.pos
 	wc.watchers = append(wc.watchers, wt)
 	cn.streams = append(cn.streams, st)
 	if cn.frozen {

@@ -153,7 +153,11 @@ func (tx *Tx) Following(host, res string) bool {
 
 // Live reports whether the informer of res on the connection of host has a
 // watch open on a server that is up, over a connection that is not
-// frozen, and whether that watch gets bookmarks.
+// frozen, from a revision its watch cache has reached, and whether that
+// watch gets bookmarks: it asked for them, its resource has them, and its
+// watch cache has moved past the revision the watch started from
+// (kube-apiserver's cacheWatcher sends no periodic bookmark at or below
+// it; see Waiting).
 func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
 	cn := tx.c.conns[host]
 	if cn == nil || cn.frozen || cn.server == nil || !cn.server.up {
@@ -165,10 +169,36 @@ func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
 	}
 	for _, wt := range wc.watchers {
 		if wt.conn == cn && !wt.done {
-			return true, wt.bookmarks && !wc.res.NoBookmarks
+			if wt.start > wc.rv {
+				// resumed from a revision the cache has not reached (a lost
+				// history's): it delivers nothing until the cache passes it
+				return false, false
+			}
+			return true, wt.bookmarks && !wc.res.NoBookmarks && wc.rv > wt.start
 		}
 	}
 	return false, false
+}
+
+// Waiting reports whether the informer of res on the connection of host
+// has a live watch (see Live) that its server sends nothing, not even a
+// bookmark, until its watch cache moves past the revision the watch
+// started from: a watch opened at a quiet cache's revision hears nothing
+// until a write to the resource, or a progress notification after writes
+// elsewhere in its etcd (or a consistent read asking for one), moves the
+// cache. A client cannot tell such a watch from a stalled one.
+func (tx *Tx) Waiting(host, res string) bool {
+	cn := tx.c.conns[host]
+	if live, _ := tx.Live(host, res); !live {
+		return false
+	}
+	wc := cn.server.caches[res]
+	for _, wt := range wc.watchers {
+		if wt.conn == cn && !wt.done {
+			return wt.bookmarks && !wc.res.NoBookmarks && wc.rv <= wt.start
+		}
+	}
+	return false
 }
 
 // StoreView returns the view of an informer whose store the simulation

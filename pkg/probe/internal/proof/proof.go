@@ -35,6 +35,10 @@ type Proof struct {
 	rvAt      time.Time
 	epoch     uint64
 	listEpoch uint64 // the space's epoch at the informer's latest list
+	// lossList: the latest list completed while writes landed below the
+	// reads, in the space's epoch lossEpoch; it counts once the loss ends
+	lossList  bool
+	lossEpoch uint64
 	listed    bool
 	listAt    time.Time // when the latest list completed
 	listRV    uint64
@@ -165,10 +169,12 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	p.observe(rv, env)
 	p.listed, p.listAt, p.listRV = true, env.Now, rv
 	lost, _ := env.Space.HistoryLost()
+	// while writes land below the reads, a list may come from a watch cache
+	// of the lost history: it proves nothing, and the store may still hold
+	// objects of that history, until a write lands above the reads (then
+	// the caches share etcd's history again, and so did the list)
+	p.lossList, p.lossEpoch = lost, env.Space.Epoch()
 	if !lost {
-		// while writes land below the reads, a list may come from a watch
-		// cache of the lost history: it proves nothing, and the store may
-		// still hold objects of that history
 		p.listEpoch = env.Space.Epoch()
 	}
 	// the sawtooth's height is the API server's cadence, not the list's:
@@ -326,6 +332,9 @@ func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
 func (p *Proof) unlisted(env Env) bool {
 	sp := env.Space
 	if !p.listed || p.listEpoch == sp.Epoch() {
+		return false
+	}
+	if lost, _ := sp.HistoryLost(); p.lossList && p.lossEpoch == sp.Epoch() && !lost {
 		return false
 	}
 	// a list between the restore and its detection may be of the new

@@ -346,6 +346,13 @@ func (s *Space) regress() {
 	if head, recv, ok := s.Timeline.Latest(); ok {
 		s.ended.head, s.ended.recv = head, recv
 	}
+	// the writes of the history left behind saw it too (the head probe may
+	// have been failing while it ran on)
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.epoch == s.epoch && w.rv > s.ended.head {
+			s.ended.head, s.ended.recv = w.rv, maxTime(s.ended.recv, w.sent)
+		}
+	}
 	s.Previous = s.Timeline.Clone()
 	s.Timeline.Reset()
 	s.epoch++

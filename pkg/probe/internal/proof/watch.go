@@ -8,8 +8,8 @@ import (
 // Watch is what an informer's wire shows of its lists and watches: list
 // cycles (a relist counted once however many attempts it takes), watch
 // sessions, the signs of life a watch gives (an event, a bookmark, a list
-// end, a watch that opens or that the server ends), its bookmark cadence
-// and its silence.
+// end; for a watch that never had a bookmark, a watch that opens or that
+// the server ends at its timeout), its bookmark cadence and its silence.
 //
 // A live watch gives a sign of life at least once per cadence: its
 // bookmark period (kube-apiserver sends a bookmark about once a minute),
@@ -26,11 +26,15 @@ type Watch struct {
 	consistent   bool      // that attempt is a consistent read (RV "")
 	unserved     bool      // the latest list attempt found nothing to watch, and none succeeded since
 
-	watching    bool
-	opened      time.Time // the current watch's start
-	reopened    time.Time // the start of the first watch opened since the latest stall ended
-	deadline    time.Time // when its timeout ends it; zero: none asked
-	life        time.Time // the latest sign of life
+	watching bool
+	opened   time.Time // the current watch's start
+	reopened time.Time // the start of the first watch opened since the latest stall ended
+	deadline time.Time // when its timeout ends it; zero: none asked
+	life     time.Time // the latest sign of life
+	// clock is when the current watch opened, if it opened before the
+	// silence was longer than the cadence allows: a new watch's first
+	// bookmark is not due before a cadence after it opened
+	clock       time.Time
 	bookmarkRef time.Time // the latest bookmark, or the watch's start
 	periods     [5]time.Duration
 	nPeriods    int
@@ -116,18 +120,32 @@ func (w *Watch) Unserved() bool { return w.unserved }
 // WatchOpened records that a watch (or a watch-list past its initial
 // events) streams from now on, until deadline (zero: no timeout asked).
 func (w *Watch) WatchOpened(now, deadline time.Time) {
+	if w.bookmarks && !w.Silent(now) {
+		w.clock = now
+	}
 	w.watching, w.opened, w.deadline, w.bookmarkRef = true, now, deadline, now
-	w.live(now)
+	if !w.bookmarks {
+		w.live(now) // a watch with bookmarks shows its life by them
+	}
 	if w.reopened.Before(w.stallEnded) || w.reopened.IsZero() {
 		w.reopened = now // the first watch since the latest stall ended
 	}
 }
 
-// WatchEnded records that the watch's stream ended at now: its server
-// closed it (at the timeout it asked for, or restarting) or the connection
-// broke; either is a sign of life of the path to the server.
+// WatchEnded records that a stream ended at now: a watch, or a watch-list
+// attempt that never got past its initial events. For a watch that never
+// had a bookmark, its server ending it at the timeout it asked for is a
+// sign of life of the path to the server; a stream that ended otherwise
+// says nothing of it (a stalled connection holds a stream until the
+// connection breaks, and client-go closes the stream alike whether the
+// server closed it or the connection broke), and a watch with bookmarks
+// shows its life by them (a server whose watch cache is stuck still ends
+// its watches on time, and the reflector reopens them there).
 func (w *Watch) WatchEnded(now time.Time) {
-	if w.watching && !w.opened.IsZero() {
+	if !w.watching {
+		return // a watch-list attempt: its failure is ListFailed's
+	}
+	if !w.opened.IsZero() {
 		d := now.Sub(w.opened)
 		w.sessions[w.nSessions%len(w.sessions)] = d
 		w.nSessions++
@@ -136,7 +154,9 @@ func (w *Watch) WatchEnded(now time.Time) {
 		}
 	}
 	w.watching = false
-	w.live(now)
+	if !w.bookmarks && !w.deadline.IsZero() && !now.Before(w.deadline.Add(-silentSlack)) {
+		w.live(now)
+	}
 }
 
 // resumeSettle is how long a watch reopened after a stall runs before its
@@ -176,7 +196,7 @@ func (w *Watch) Received(now time.Time, bookmark bool) {
 }
 
 func (w *Watch) live(now time.Time) {
-	if !w.life.IsZero() && now.Sub(w.life) > w.Cadence()+silentSlack {
+	if !w.life.IsZero() && w.overdue(now) {
 		w.stallEnded = now
 	}
 	if now.After(w.life) {
@@ -215,6 +235,11 @@ func (w *Watch) Cadence() time.Duration {
 	return min(max(p[len(p)/2], DefaultBookmarkPeriod), maxCadence)
 }
 
+// Bookmarkless reports whether the watch's server has shown it sends no
+// bookmarks: a session ran longer than a bookmark period without one, and
+// none ever came.
+func (w *Watch) Bookmarkless() bool { return !w.bookmarks && w.bookmarkless > 0 }
+
 // Bookmarks reports whether the watch ever had a bookmark.
 func (w *Watch) Bookmarks() bool { return w.bookmarks }
 
@@ -230,10 +255,27 @@ func (w *Watch) Silence(now time.Time) (time.Duration, bool) {
 // Silent reports whether the watch has been silent longer than its
 // cadence allows (a list cycle under way, too: until it completes, the
 // store lacks what was committed since): what it holds may lack
-// everything committed since.
+// everything committed since. A watch that ended with 410 is silent at
+// once until the informer lists again: it cannot resume, and the relist
+// may wait a long backoff (client-go's reflector shares one backoff
+// between its watch retries and its relists: after an API server refused
+// connections through a restart, up to a minute).
 func (w *Watch) Silent(now time.Time) bool {
-	s, ok := w.Silence(now)
-	return ok && s > w.Cadence()+silentSlack
+	if w.expired && !w.watching && !w.listing {
+		return true
+	}
+	_, ok := w.Silence(now)
+	return ok && w.overdue(now)
+}
+
+// overdue reports whether no sign of life came for longer than the cadence
+// allows by now: since the latest, or since the current watch opened if
+// the silence was within the cadence then (a watch reopened, the server
+// restarted, sends its first bookmark a cadence after it opened; one that
+// reopened on a watch cache that was already silent that long proves
+// nothing by opening).
+func (w *Watch) overdue(now time.Time) bool {
+	return now.Sub(maxTime(w.life, w.clock)) > w.Cadence()+silentSlack
 }
 
 // StalledSince reports whether the watch was silent longer than its

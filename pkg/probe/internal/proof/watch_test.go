@@ -57,3 +57,83 @@ func TestResumedAfterAStall(t *testing.T) {
 		t.Error("a watch with bookmarks counts as resumed")
 	}
 }
+
+// A stream that breaks is no sign of life: a watch-list attempt that a
+// stalled connection held until it broke, or a watch cut before the
+// timeout it asked for, says nothing of the server. Only a watch its
+// server ends at that timeout does (it used to reset the silence every
+// time a held watch-list attempt broke, so a stalled informer never
+// looked stalled).
+func TestABrokenStreamIsNoSignOfLife(t *testing.T) {
+	var w Watch
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(1))
+	w.WatchOpened(sec(1), sec(1+300))
+	w.Received(sec(50), true)
+	// the connection stalls; the watch breaks at 200s, before its timeout
+	w.WatchEnded(sec(200))
+	if s, _ := w.Silence(sec(200)); s != 150*time.Second {
+		t.Errorf("silence %v after a watch broke 150s after its last bookmark, want 150s", s)
+	}
+	// the reflector relists with a watch-list that the stall holds until
+	// the connection breaks
+	w.ListStarted(sec(201), true)
+	w.WatchEnded(sec(330))
+	w.ListFailed(false)
+	if s, _ := w.Silence(sec(330)); s != 280*time.Second {
+		t.Errorf("silence %v after a held watch-list attempt broke, want 280s", s)
+	}
+	if !w.Silent(sec(330)) {
+		t.Error("not silent 280s after the last bookmark")
+	}
+	// a watch with bookmarks that the server ends at its timeout, and the
+	// one reopened after it, show nothing of its cache: a stuck one ends
+	// them on time too
+	w.ListEnded(sec(400))
+	w.Received(sec(400), true)
+	w.WatchOpened(sec(400), sec(460))
+	w.WatchEnded(sec(460))
+	w.WatchOpened(sec(461), sec(800))
+	if s, _ := w.Silence(sec(500)); s != 100*time.Second {
+		t.Errorf("silence %v 100s after the last bookmark, the watch ended on time and reopened since; want 100s", s)
+	}
+	// a watch that never had a bookmark: its server ending it at the
+	// timeout is its sign of life
+	var nb Watch
+	nb.ListStarted(sec(0), true)
+	nb.ListEnded(sec(1))
+	nb.WatchOpened(sec(1), sec(301))
+	nb.WatchEnded(sec(301))
+	if s, _ := nb.Silence(sec(301)); s != 0 {
+		t.Errorf("silence %v when the server ended a bookmarkless watch at its timeout, want 0", s)
+	}
+}
+
+// A watch reopened within its cadence (its API server restarted) gets a
+// cadence anew for its first bookmark: no stall, though the silence since
+// the last bookmark is longer than the cadence; one reopened on a watch
+// cache already silent that long does not.
+func TestAReopenedWatchGetsItsCadenceAnew(t *testing.T) {
+	var w Watch
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(1))
+	w.WatchOpened(sec(1), sec(1000))
+	w.Received(sec(61), true)
+	w.Received(sec(121), true)
+	w.WatchEnded(sec(160)) // the API server restarts
+	w.WatchOpened(sec(165), sec(1000))
+	if w.Silent(sec(225)) {
+		t.Error("silent 60s after the watch reopened, before its first bookmark was due")
+	}
+	w.Received(sec(224), true)
+	if w.StalledSince(sec(121), sec(230)) {
+		t.Error("a stall seen: the first bookmark of a watch reopened within its cadence came a cadence after it opened")
+	}
+	// now stuck: no bookmark after 224; the watch ends on time at 500 and
+	// reopens on the same stuck cache
+	w.WatchEnded(sec(500))
+	w.WatchOpened(sec(501), sec(1000))
+	if !w.Silent(sec(510)) {
+		t.Error("not silent 286s after the last bookmark: a watch reopened on a cache already silent that long proves nothing")
+	}
+}
