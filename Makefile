@@ -308,7 +308,7 @@ release-dry-run: release-tools release-check ## Build every release artifact int
 	$(HELM) package charts/rvsync-slo -d $(RELEASE_DIR)
 	$(IMAGE_TOOL) index -layout $(RELEASE_DIR)/images/oci $(RELEASE_DIR)/images/rvsync-slo_$(RELEASE_VERSION)_linux_*.tar
 	cd hack/tools/image && go test -count=1 ./...
-	RVSYNC_RELEASE_VERSION=$(RELEASE_VERSION) go test -count=1 -run '^TestReleaseArtifacts$$' -v ./internal/release
+	RVSYNC_RELEASE_VERSION=$(RELEASE_VERSION) go test $(INTEGRATION) -count=1 -run '^TestReleaseArtifacts$$' -v ./internal/release
 
 .PHONY: release-publish
 release-publish: release-tools release-check ## (The release workflow, on tag v<version>.) Build as release-dry-run, publish the GitHub release (cosign signs the checksums), push the multi-arch image and the chart; digests in dist/*.digest.
