@@ -114,6 +114,17 @@ func (tl *Timeline) Latest() (rv uint64, recv time.Time, ok bool) {
 	return s.rv, tl.base.Add(s.lastRecv), true
 }
 
+// LatestConfirmed returns the newest head a sample of the space's
+// reference saw (not only other sources), and when it last answered.
+func (tl *Timeline) LatestConfirmed() (rv uint64, recv time.Time, ok bool) {
+	for i := tl.n - 1; i >= 0; i-- {
+		if s := tl.at(i); !s.provisional {
+			return s.rv, tl.base.Add(s.lastRecv), true
+		}
+	}
+	return 0, time.Time{}, false
+}
+
 // Generation counts the samples added so far; it moves with every sample.
 func (tl *Timeline) Generation() uint64 { return tl.adds }
 
