@@ -17,6 +17,14 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "the checker: a restore under a canary on a slow connection (20s) is unknowable for two of its round trips (the write in flight at the restore, then the next), not one; staleness 4s while the revert was missed for 31s was no lie",
+		h: History{Seed: 113326, Duration: 4 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps}},
+			Faults: []Fault{{Kind: "slow", Start: 183 * time.Second, Dur: 6 * time.Minute, Host: "canary", Latency: 20 * time.Second}, {Kind: "restore", Start: 194 * time.Second, Dur: 20 * time.Second, Back: 50000}},
+		},
+	},
+	{
 		caught: "etcd restored while the head probe hung, its API servers restarted: the first sample after saw less than the store's RV of the lost history and proved it fresh (staleness 3s, 4 changes missing for 26s); a sample asked for after an RV arrived that saw less proves nothing now",
 		h: History{Seed: 113802, Duration: 5 * time.Minute, Background: 1000,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 5000000000}},
