@@ -17,6 +17,23 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "a store that never relisted after a restore was bounded by the lost history's latest write only while that write was in the ring of the latest 32: 320s after the restore it was proven fresh up to 5s after the restore (staleness 357s, changes missing for 366s); ended epochs keep their latest write now",
+		h: History{Seed: 108111, Duration: 10 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Faults: []Fault{{Kind: "restore", Start: 189 * time.Second, Dur: 20 * time.Second, Back: 5000}, {Kind: "restart", Start: 231 * time.Second, Dur: 30 * time.Second}},
+		},
+	},
+	{
+		caught: "TODO111690",
+		h: History{Seed: 111690, Duration: 10 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 10 * time.Minute, Rate: 0.05, Keys: 5}},
+			Faults: []Fault{{Kind: "restart", Start: 182 * time.Second, Dur: 30 * time.Second}, {Kind: "restore", Start: 231 * time.Second, Dur: 20 * time.Second, Back: 5000}},
+		},
+	},
+	{
 		caught: "the checker: a restore under a canary on a slow connection (20s) is unknowable for two of its round trips (the write in flight at the restore, then the next), not one; staleness 4s while the revert was missed for 31s was no lie",
 		h: History{Seed: 113326, Duration: 4 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},

@@ -79,6 +79,10 @@ type Space struct {
 	}
 	writes  [32]write // the latest writes, a ring
 	nWrites int
+	// endedWrites: for the latest epochs that ended, the request time of
+	// their latest write (what bounds what their reads proved, once the
+	// new history's writes filled the ring)
+	endedWrites []write
 
 	interval time.Duration // of the head probe
 	gapEnded time.Time     // when a probe answered after the head was unknown
@@ -103,6 +107,9 @@ type held struct {
 const foreignAfter = 2
 
 type backoff struct{ skip, failures int }
+
+// maxEndedEpochs is how many ended epochs keep their latest write.
+const maxEndedEpochs = 8
 
 // settleAfter is how many lower samples of the reference alone make a
 // restore.
@@ -369,6 +376,10 @@ func (s *Space) regress() {
 			s.ended.head, s.ended.recv = w.rv, maxTime(s.ended.recv, w.sent)
 		}
 	}
+	s.endedWrites = append(s.endedWrites, write{epoch: s.epoch, sent: s.latestWrite(s.epoch)})
+	if len(s.endedWrites) > maxEndedEpochs {
+		s.endedWrites = s.endedWrites[1:]
+	}
 	s.Previous = s.Timeline.Clone()
 	s.epoch++
 	s.forgetReads()
@@ -437,9 +448,30 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 // proof of any instant before the restore holds in the history etcd
 // kept). A write of a later epoch says nothing of the history left behind.
 func (s *Space) SameHistoryAt(rv, epoch uint64) time.Time {
+	if epoch < s.epoch {
+		at := s.latestWrite(epoch)
+		for _, w := range s.endedWrites {
+			if w.epoch == epoch {
+				at = maxTime(at, w.sent)
+			}
+		}
+		return at
+	}
 	var at time.Time
 	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.epoch == epoch && (w.rv >= rv || epoch < s.epoch) {
+		if w.epoch == epoch && w.rv >= rv {
+			at = maxTime(at, w.sent)
+		}
+	}
+	return at
+}
+
+// latestWrite returns the request time of the latest write of epoch in the
+// ring.
+func (s *Space) latestWrite(epoch uint64) time.Time {
+	var at time.Time
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.epoch == epoch {
 			at = maxTime(at, w.sent)
 		}
 	}
