@@ -40,6 +40,10 @@ VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo
 REVISION     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS      := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 TEST_TIMEOUT ?= 60m
+# Tests that need real components (kube-apiserver, etcd, helm, Prometheus,
+# promtool, the cluster) are in files built only with this tag; every target
+# that runs them passes it, test-unit does not (testenv.RequireIntegration).
+INTEGRATION  := -tags integration
 
 # Tests find the control plane and helm through these.
 export RVSYNC_KUBE_APISERVER := $(APISERVER)
@@ -173,8 +177,8 @@ cluster-deps: ## Install the Debian packages the real cluster runs (containerd, 
 
 .PHONY: test
 test: deps cluster-deps testbin cc ## Run every test against the real control plane, cluster, Prometheus and helm (the README's test command); pkg/ (in-process informers on a real API server) and the simulation's race budget again under -race.
-	go test -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) ./...
-	go test -race -count=1 -timeout $(TEST_TIMEOUT) ./pkg/...
+	go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) ./...
+	go test $(INTEGRATION) -race -count=1 -timeout $(TEST_TIMEOUT) ./pkg/...
 	go test -race -count=1 -run '^TestRandomHistories$$' ./internal/sim
 
 # -race needs cgo, so a C compiler (the machine image has gcc; a bare one
@@ -185,7 +189,7 @@ cc:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; }
 
 .PHONY: test-unit
-test-unit: cc ## The fast tier for every edit: go test -race -short, no control plane, helm or Prometheus; the simulation's 1,000 histories without -race (8x slower under it; make test runs its race budget).
+test-unit: cc ## The fast tier for every edit: go test -race -short without the integration tag, no control plane, helm or Prometheus; the simulation's 1,000 histories without -race (8x slower under it; make test runs its race budget).
 	go test -race -short -count=1 $$(go list ./... | grep -v '/internal/sim$$')
 	go test -short -count=1 ./internal/sim
 
@@ -202,7 +206,7 @@ test-sim: ## The simulation at length, on both cores: SIM_HISTORIES random histo
 
 .PHONY: test-busy
 test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
-	RVSYNC_BUSY_WINDOW=10m RVSYNC_BUSY_PROGRESS=10m,5s go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
+	RVSYNC_BUSY_WINDOW=10m RVSYNC_BUSY_PROGRESS=10m,5s go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
 
 # The tests that exercise the API server's behaviour, run per version by
 # test-compat: a stalled watch, a slow API server, restarts and 410s, a busy
@@ -216,7 +220,7 @@ COMPAT_BUSY_PROGRESS ?= 10m,5s
 
 .PHONY: test-ha
 test-ha: deps testbin ## Run the HA control-plane tests at full length: three kube-apiservers behind a round-robin TCP balancer, the busy cluster for 10 minutes, one server's watch streams frozen, a rolling restart, clients forced onto different servers (about 25 min).
-	RVSYNC_BUSY_WINDOW=10m go test -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestHA|TestHABusyCluster)$$' -v ./e2e
+	RVSYNC_BUSY_WINDOW=10m go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestHA|TestHABusyCluster)$$' -v ./e2e
 
 .PHONY: test-compat
 test-compat: deps testbin apiservers ## Run the server-behaviour tests against every kube-apiserver of COMPAT_VERSIONS (1.34-1.37), one version after the other; logs in bin/compat/<version>.log (about 25 min per version).
@@ -224,18 +228,18 @@ test-compat: deps testbin apiservers ## Run the server-behaviour tests against e
 	@set -o pipefail; failed=""; for v in $(COMPAT_VERSIONS); do \
 		echo ">> $$($(BIN)/k8s-$$v/kube-apiserver --version): $(COMPAT_TESTS)"; \
 		RVSYNC_KUBE_APISERVER=$(BIN)/k8s-$$v/kube-apiserver RVSYNC_BUSY_PROGRESS=$(COMPAT_BUSY_PROGRESS) \
-			go test -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./e2e 2>&1 \
+			go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./e2e 2>&1 \
 			| tee $(BIN)/compat/$$v.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)' || failed="$$failed $$v"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-compat failed on:$$failed (logs in $(BIN)/compat/)" >&2; exit 1; fi
 
 .PHONY: test-fleet
 test-fleet: deps testbin ## Run only the fleet test: clusters a and b, three Prometheus with Thanos sidecars, Thanos Query, a stall in b that must page once.
-	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestFleet$$' -v ./e2e
+	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestFleet$$' -v ./e2e
 
 .PHONY: test-cluster
 test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-node cluster (helm install/upgrade/uninstall, a real pod scraped and paging).
-	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./e2e ./internal/cluster
+	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./e2e ./internal/cluster
 
 IMAGE_NAME ?= rvsync.local/rvsync-slo:$(VERSION)
 
@@ -304,7 +308,7 @@ release-dry-run: release-tools release-check ## Build every release artifact int
 	$(HELM) package charts/rvsync-slo -d $(RELEASE_DIR)
 	$(IMAGE_TOOL) index -layout $(RELEASE_DIR)/images/oci $(RELEASE_DIR)/images/rvsync-slo_$(RELEASE_VERSION)_linux_*.tar
 	cd hack/tools/image && go test -count=1 ./...
-	RVSYNC_RELEASE_VERSION=$(RELEASE_VERSION) go test -count=1 -run '^TestReleaseArtifacts$$' -v ./internal/release
+	RVSYNC_RELEASE_VERSION=$(RELEASE_VERSION) go test $(INTEGRATION) -count=1 -run '^TestReleaseArtifacts$$' -v ./internal/release
 
 .PHONY: release-publish
 release-publish: release-tools release-check ## (The release workflow, on tag v<version>.) Build as release-dry-run, publish the GitHub release (cosign signs the checksums), push the multi-arch image and the chart; digests in dist/*.digest.
@@ -323,12 +327,13 @@ generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart R
 	go run ./cmd/rvsync-gen
 
 .PHONY: verify
-verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatting, vet, staticcheck, the workflows (actionlint), the dependency direction and module sums (CI runs it).
+verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), the dependency direction and module sums (CI runs it).
 	git diff --exit-code -- charts README.md docs/alertmanager.yaml || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
 	@test -z "$$(git ls-files --others --exclude-standard -- charts docs)" || (git ls-files --others --exclude-standard -- charts docs; echo "new generated files are not tracked: git add them" >&2; exit 1)
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet ./...
-	$(STATICCHECK) ./...
+	go vet $(INTEGRATION) ./...
+	$(STATICCHECK) $(INTEGRATION) ./...
 	$(ACTIONLINT) .github/workflows/*.yml
 	@# dependencies point one way: pkg/ is the public ground floor, and the
 	@# dashboards read the SLO model, not the rule generator

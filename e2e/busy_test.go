@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -93,7 +95,6 @@ func busyProgress() []string {
 // freshness reads, watches other idle resources beside it: what the reads
 // buy shows in the staleness both reach, which the test logs.
 func TestBusyCluster(t *testing.T) {
-	testenv.SkipShort(t, "kube-apiserver, etcd, Prometheus and Alertmanager")
 	t.Parallel()
 	for _, progress := range busyProgress() {
 		t.Run("etcd_progress_notify_"+progress, func(t *testing.T) {

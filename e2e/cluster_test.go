@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -70,7 +72,6 @@ type clusterSuite struct {
 // cluster (images imported, never pulled), load it, upgrade, shard,
 // scrape it with Prometheus and page through Alertmanager, uninstall.
 func TestCluster(t *testing.T) {
-	testenv.SkipShort(t, "a real cluster (kubelet, containerd, root)")
 	s := startClusterSuite(t)
 	t.Run("install", s.install)
 	t.Run("ha_api_servers_rolling_restart_through_the_service", s.haRollingRestart)

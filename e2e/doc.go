@@ -48,7 +48,9 @@
 // on a watch stalled by an HTTPS proxy in front of the API server
 // (faultproxy.APIProxy), then uninstalled.
 //
-// `go test -short` skips both. On failure each scenario logs the
+// Every test here but the judge's pure logic (truth_judge_test.go,
+// truth_logic_test.go) is built only with the integration tag (go test
+// -tags integration -run X ./e2e). On failure each scenario logs the
 // webhook's notifications, Prometheus's alerts, the exporter's rvsync
 // series and the tails of every process log.
 package e2e

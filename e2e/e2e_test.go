@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -28,7 +30,6 @@ const freshSeconds = slo.DefaultStalenessThresholdSeconds
 // TestEndToEnd runs the scenarios in order on one stack; each later one
 // starts from the state the earlier ones leave, the destructive ones last.
 func TestEndToEnd(t *testing.T) {
-	testenv.SkipShort(t, "kube-apiserver, etcd, Prometheus and Alertmanager")
 	t.Parallel() // beside the etcd leader suite, on a stack of its own
 	s := startStack(t, stackOptions{})
 	t.Run("healthy_no_page", s.healthy)

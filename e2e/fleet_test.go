@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -66,7 +68,6 @@ type fleet struct {
 // b pages once, naming b, while a stays silent, and that every dashboard
 // query answers from Query for each cluster and for the fleet.
 func TestFleet(t *testing.T) {
-	testenv.SkipShort(t, "two control planes, Prometheus, Thanos and Alertmanager")
 	thanos, err := testenv.Binary(envThanos, "thanos-*/thanos")
 	if err != nil {
 		t.Fatal(err)

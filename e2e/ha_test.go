@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -36,7 +38,6 @@ const haServers = 3
 // proxy all go through. No page, idle RV lag 0, and the stalled watches
 // page within the README's bound. `make test-ha` runs its 10-minute window.
 func TestHABusyCluster(t *testing.T) {
-	testenv.SkipShort(t, "kube-apiservers, etcd, Prometheus and Alertmanager")
 	t.Parallel()
 	runBusy(t, testenv.Options{APIServers: haServers, EtcdArgs: map[string]string{"watch-progress-notify-interval": "10m"}})
 }
@@ -51,7 +52,6 @@ func TestHABusyCluster(t *testing.T) {
 // proxy's open watches), which lists the exporter made (the API servers'
 // audit logs), where each client was sent.
 func TestHA(t *testing.T) {
-	testenv.SkipShort(t, "kube-apiservers, etcd, Prometheus and Alertmanager")
 	t.Parallel() // beside the other suites, on a stack of its own
 	h := startHAStack(t)
 	t.Run("one_server_watch_cache_stalls", h.serverStall)

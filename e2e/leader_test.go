@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -43,7 +45,6 @@ const slack = 500 * time.Millisecond
 //  3. the leader's member killed for 30s, then restarted: reported as the
 //     truth saw it, and the same exporter is fresh again.
 func TestEtcdLeaderChanges(t *testing.T) {
-	testenv.SkipShort(t, "a three-member etcd, kube-apiserver, Prometheus and Alertmanager")
 	t.Parallel()
 	s := startStack(t, stackOptions{etcdMembers: 3})
 	l := &leaderSuite{stack: s, truth: startTruth(t, s.env.Config, workloadNamespace)}

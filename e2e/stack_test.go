@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -42,7 +44,6 @@ const (
 const (
 	probeInterval  = time.Second
 	canaryInterval = time.Second
-	canaryDeadline = 30 * time.Second
 )
 
 // stack is everything the scenarios share.

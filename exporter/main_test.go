@@ -1,3 +1,5 @@
+//go:build integration
+
 package exporter
 
 import (
@@ -29,7 +31,6 @@ var (
 
 func sharedEnv(t *testing.T) *testenv.Env {
 	t.Helper()
-	testenv.SkipShort(t, "kube-apiserver and etcd")
 	sharedOnce.Do(func() { shared, sharedErr = testenv.Start(testenv.Options{}) })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package exporter
 
 import (
@@ -17,7 +19,6 @@ import (
 // The exporter's whole /metrics, with every family populated, passes
 // `promtool check metrics` (Debian package prometheus; `make deps`).
 func TestMetricsPassPromtool(t *testing.T) {
-	testenv.SkipShort(t, "promtool and an API server")
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Fatal("promtool not found: install the Debian package prometheus (make deps)")

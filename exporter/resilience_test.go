@@ -1,3 +1,5 @@
+//go:build integration
+
 package exporter
 
 import (
@@ -67,8 +69,6 @@ func TestMetricsAnswerWhileAPIServerHangs(t *testing.T) {
 	if v, ok := m.Value(catalog.CacheStaleness.Name, res("configmaps")); ok {
 		t.Errorf("staleness %vs reported while no head probe answers; want unknown", v)
 	}
-	canaryOK := map[string]string{catalog.LabelResource: "configmaps", catalog.LabelResult: catalog.ResultSuccess}
-	writtenBefore := r.metrics(t).Sum(catalog.CanaryWrites.Name, canaryOK)
 	proxy.Release()
 	m = r.waitMetric(t, 2*time.Minute, "recovered after the hang", func(m testenv.Metrics) bool {
 		stale, ok := m.Value(catalog.CacheStaleness.Name, res("configmaps"))
@@ -76,16 +76,21 @@ func TestMetricsAnswerWhileAPIServerHangs(t *testing.T) {
 	})
 	// The held writes were committed during the hang: no probe bounds their
 	// commit closer than "somewhere in the hang", so they are not recorded
-	// as delivered in ~0s. The canary's writes after the release are
-	// committed then and delivered at once.
+	// as delivered in ~0s. Only the canary's writes can be committed after
+	// the release and delivered at once: those sent after it, and those
+	// sent during the hang that timed out in the exporter while the proxy
+	// held their request, which reaches the API server on release (the
+	// exporter counts them as failed, yet they commit), and the one write
+	// that may be in flight at the last scrape (the canary writes one at a
+	// time), committed and delivered but not yet counted.
 	h0, _ := before.Histogram(catalog.EventDeliveryLag.Name, res("configmaps"))
 	h1, _ := m.Histogram(catalog.EventDeliveryLag.Name, res("configmaps"))
 	fast0, _ := testenv.CountBelow(h0, 5)
 	fast1, _ := testenv.CountBelow(h1, 5)
 	unbounded := m.Sum(catalog.EventDeliveryUnbounded.Name, res("configmaps")) - before.Sum(catalog.EventDeliveryUnbounded.Name, res("configmaps"))
-	writtenAfter := m.Sum(catalog.CanaryWrites.Name, canaryOK) - writtenBefore
-	if fast := float64(fast1 - fast0); fast > writtenAfter {
-		t.Errorf("%v events recorded as delivered within 5s after a 25s hang, %v of them canary writes after it; the held ones were not fast", fast, writtenAfter)
+	canaryWrites := m.Sum(catalog.CanaryWrites.Name, res("configmaps")) - before.Sum(catalog.CanaryWrites.Name, res("configmaps")) + 1
+	if fast := float64(fast1 - fast0); fast > canaryWrites {
+		t.Errorf("%v events recorded as delivered within 5s after a 25s hang, beside at most %v canary writes since it began (any result, one in flight); the %d held ones were not fast", fast, canaryWrites, writes)
 	}
 	if unbounded < writes {
 		t.Errorf("%v events counted with an unknown delivery lag; want the %d held writes", unbounded, writes)

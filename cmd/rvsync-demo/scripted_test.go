@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -197,9 +199,6 @@ var (
 // release, the table recovering, and a clean stop on Ctrl-C that leaves no
 // process behind.
 func TestScriptedStall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole stack (kube-apiserver, etcd, the exporter, Prometheus, Alertmanager); not run with -short")
-	}
 	t.Parallel()
 	for _, c := range []string{prometheusCommand, alertmanagerCommand} {
 		if _, err := exec.LookPath(c); err != nil {
@@ -292,9 +291,6 @@ func TestScriptedStall(t *testing.T) {
 // monitoring=plain (a Prometheus without the Prometheus Operator), as
 // release rvsync-slo in the demo's namespace.
 func TestRulesAreTheCharts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs helm; not run with -short")
-	}
 	m, err := chart.Template(chart.Options{Release: chart.Name, Namespace: workloadNamespace, WithoutOperator: true, Values: map[string]any{"monitoring": "plain"}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -28,7 +30,6 @@ import (
 // TestControlPlane runs the tests that need a real API server on one
 // control plane.
 func TestControlPlane(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	env := testenv.StartT(t, testenv.Options{})
 	t.Run("ManifestsApply", func(t *testing.T) { testManifestsApply(t, env) })
 	t.Run("RBACSufficiency", func(t *testing.T) { testRBACSufficiency(t, env) })

@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -9,7 +11,6 @@ import (
 
 	"github.com/rvsync-slo/rvsync-slo/dashboards"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
@@ -23,7 +24,6 @@ import (
 // column and threshold lines are left out and the other panels laid out
 // and numbered as the generator does.
 func TestDashboardsFollowValues(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	tests := []struct {
 		name   string
 		values map[string]any

@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -16,7 +18,6 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/alerts"
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
@@ -48,7 +49,6 @@ func wantIn(t *testing.T, what, text string, want ...string) {
 // plain never does and ships the rules as a ConfigMap, and NOTES says how
 // to load it; auto with the kinds served renders them.
 func TestMonitoringModes(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	_, err := chart.Template(chart.Options{WithoutOperator: true})
 	if err == nil {
 		t.Fatal("monitoring=auto without the operator's kinds rendered: the ServiceMonitor and PrometheusRule were dropped silently")
@@ -126,7 +126,6 @@ func kubePrometheusStackSelector(t *testing.T, release string) labels.Selector {
 // PrometheusRule, and NOTES says which selects what; without it NOTES says
 // what to set.
 func TestKubePrometheusStackSelects(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	sel := kubePrometheusStackSelector(t, "kps")
 	selected := func(m chart.Manifests) map[string]bool {
 		out := map[string]bool{}
@@ -172,7 +171,6 @@ func TestKubePrometheusStackSelects(t *testing.T) {
 // exit 2 (and the pod crash-loop) fail `helm template` with the exporter's
 // own message, its setting names replaced by the values' names.
 func TestRejectsWhatTheExporterRejects(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	valuesNames := strings.NewReplacer("maxResources", "exporter.maxResources", "probeInterval", "exporter.probeInterval", "resources", "watchedResources")
 	res := func(names ...string) []config.ResourceConfig {
 		var out []config.ResourceConfig
@@ -242,7 +240,6 @@ func TestRejectsWhatTheExporterRejects(t *testing.T) {
 // the schema and reach the exporter's config, and the ClusterRole and the
 // canary's Role follow what the exporter then watches and writes.
 func TestPerResourceSettings(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	m := render(t, chart.Options{Values: map[string]any{
 		"watchedResources": []any{"pods",
 			map[string]any{"name": "events", "space": "events-etcd"},
@@ -279,7 +276,6 @@ func TestPerResourceSettings(t *testing.T) {
 // requests and limits, as in every chart, with memory sized from
 // watchedObjects when it is set.
 func TestContainerResources(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	_, pod := workload(t, render(t, chart.Options{Values: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}))
 	got := pod.Spec.Containers[0].Resources
 	if !got.Requests.Cpu().Equal(resource.MustParse("100m")) || !got.Limits.Memory().Equal(resource.MustParse("320Mi")) {
@@ -329,7 +325,6 @@ func matcherStrings(ms []monv1alpha1.Matcher) []string {
 // then; without the operator's v1alpha1 API the chart skips it and NOTES
 // says so; a receiver name that is not among the receivers fails.
 func TestAlertmanagerConfig(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	amc := map[string]any{"enabled": true, "namespace": "monitoring", "pageReceiver": "pager", "ticketReceiver": "chat",
 		"receivers": []any{map[string]any{"name": "pager", "webhookConfigs": []any{map[string]any{"url": "http://pager.example/"}}}, map[string]any{"name": "chat"}}}
 	values := map[string]any{"alertmanagerConfig": amc, "releaseLabel": "kps",

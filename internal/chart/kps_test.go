@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -59,7 +61,6 @@ func runbookAnchors(t *testing.T) map[string]bool {
 // pod it makes none (issue #29: the kube-prometheus-stack example made
 // minAvailable 1 on the single replica, and drains stalled).
 func TestPodDisruptionBudgetNeverBlocksDrains(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	for _, tt := range []struct {
 		name string
 		o    chart.Options
@@ -112,7 +113,6 @@ func TestPodDisruptionBudgetNeverBlocksDrains(t *testing.T) {
 // alert's tickets of every resource), and its runbook_url points at a
 // section of docs/runbooks.md at the chart's release tag, not main.
 func TestAlertsFitKubePrometheusStack(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	anchors := runbookAnchors(t)
 	prefix := pinnedRunbooks(t)
 	m := render(t, chart.Options{Namespace: "monitoring", ValuesFiles: []string{ciFile(t, "kube-prometheus-stack-values.yaml")}})
@@ -166,7 +166,6 @@ func dashboardUIDs(t *testing.T, m chart.Manifests) (uids, linked map[string]boo
 // UID fits Grafana's 40 characters, and the alerts link the dashboards of
 // their own release.
 func TestDashboardUIDsPerRelease(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	seen := map[string]string{}
 	for _, rel := range []string{"rvsync-slo", "staging", "a-release-name-longer-than-grafana-allows-in-uids"} {
 		uids, linked := dashboardUIDs(t, render(t, chart.Options{Release: rel}))
@@ -193,7 +192,6 @@ func TestDashboardUIDsPerRelease(t *testing.T) {
 // TestDashboardPanelsLinkRunbooks: the dashboards' panels link the
 // runbooks of the alerts about what they show, at the chart's release.
 func TestDashboardPanelsLinkRunbooks(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	anchors := runbookAnchors(t)
 	prefix := pinnedRunbooks(t)
 	link := regexp.MustCompile(`"url": "(https://[^"]*runbooks[^"]*)"`)
@@ -227,7 +225,6 @@ func TestDashboardPanelsLinkRunbooks(t *testing.T) {
 // install and says what to do (issue #29: the "30d" budget was 10 days of
 // data under kube-prometheus-stack's default retention, and nothing said so).
 func TestBudgetPeriodAndRetention(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	_, err := chart.Template(chart.Options{Values: map[string]any{"slo": map[string]any{"retention": "10d"}}})
 	if err == nil || !strings.Contains(err.Error(), "slo.budgetPeriod 30d is longer than slo.retention 10d") {
 		t.Errorf("30d budget, 10d retention: want a failure naming both, got %v", err)

@@ -1,10 +1,10 @@
+//go:build integration
+
 package chart
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
 // TestKubeVersionFollowsTheMatrix: the chart installs on every Kubernetes
@@ -12,7 +12,6 @@ import (
 // 1.34 to 1.37, pre-releases of them included) and refuses the versions
 // before it, with helm's message naming the constraint.
 func TestKubeVersionFollowsTheMatrix(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	dir, err := Dir()
 	if err != nil {
 		t.Fatal(err)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -8,7 +10,6 @@ import (
 
 	"github.com/rvsync-slo/rvsync-slo/alerts"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
@@ -48,7 +49,6 @@ func ciFile(t *testing.T, name string) string {
 // slo.DefaultSpec(), and each values change gives the spec with that
 // change, in the PrometheusRule and in the rules ConfigMap alike.
 func TestRulesFollowValues(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	tests := []struct {
 		name string
 		opts chart.Options

@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -12,14 +14,12 @@ import (
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // TestSchemaRejects: a wrong value fails `helm template` with a message
 // that names the key and what is wrong.
 func TestSchemaRejects(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	tests := []struct {
 		name   string
 		values map[string]any
@@ -95,7 +95,6 @@ func TestSchemaRejects(t *testing.T) {
 // TestSchemaBucketsAreCatalogBuckets: the event-ratio thresholds the schema
 // allows are exactly the bucket bounds of the histograms the rules count.
 func TestSchemaBucketsAreCatalogBuckets(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	dir, err := chart.Dir()
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +138,6 @@ func TestSchemaBucketsAreCatalogBuckets(t *testing.T) {
 // config equals the exporter's own defaults, and its listen port is the
 // container's and Service's metrics port.
 func TestDefaultConfigIsExporterDefault(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	m := render(t, chart.Options{})
 	cfg, _ := exporterConfig(t, m)
 	def := config.Config{}

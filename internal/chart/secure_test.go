@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -8,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
 const readerNamespace = "monitoring"
@@ -29,7 +30,6 @@ func secureValues(reader string, extra map[string]any) map[string]any {
 // checks of TestLintAndTemplate hold the ClusterRole, probes and
 // ServiceMonitor to the config.
 func TestSecureMetrics(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	tests := []struct {
 		name        string
 		extra       map[string]any

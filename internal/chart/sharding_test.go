@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -9,7 +11,6 @@ import (
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
 func shardedValues(shards int) map[string]any {
@@ -21,7 +22,6 @@ func shardedValues(shards int) map[string]any {
 // all pods every configured resource (the canary's included) is watched
 // exactly once.
 func TestSharding(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	for _, shards := range []int{2, 3} {
 		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
 			m := render(t, chart.Options{Values: shardedValues(shards)})
@@ -78,7 +78,6 @@ func TestSharding(t *testing.T) {
 // TestShardingRefusesReplicas: replicas means Deployment replicas; with
 // sharding the shards set the pod count, so both above one is refused.
 func TestShardingRefusesReplicas(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	v := shardedValues(3)
 	v["replicas"] = 2
 	_, err := chart.Template(chart.Options{Values: v})

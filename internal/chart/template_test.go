@@ -1,5 +1,7 @@
 //lint:file-ignore SA1019 the chart scrapes with Prometheus' own ServiceAccount token, which only the deprecated bearerTokenFile names.
 
+//go:build integration
+
 package chart_test
 
 import (
@@ -23,7 +25,6 @@ import (
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
@@ -103,7 +104,6 @@ func exporterConfig(t *testing.T, m chart.Manifests) (config.Config, string) {
 // TestLintAndTemplate lints and renders the defaults and every ci/ scenario,
 // and checks what each rendering must hold.
 func TestLintAndTemplate(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	for _, sc := range scenarios(t) {
 		t.Run(sc.name, func(t *testing.T) {
 			if err := chart.Lint(sc.opts); err != nil {

@@ -1,3 +1,5 @@
+//go:build integration
+
 package chart_test
 
 import (
@@ -9,7 +11,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 )
 
 // TestNamespaceOverrideAndCommonLabels: namespaceOverride moves every
@@ -17,7 +18,6 @@ import (
 // ServiceMonitor's namespace selector, the canary, the up selector) goes
 // with them; commonLabels reach every object but no selector.
 func TestNamespaceOverrideAndCommonLabels(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	m := render(t, chart.Options{Namespace: "release-ns", Values: map[string]any{
 		"namespaceOverride": "elsewhere",
 		"commonLabels":      map[string]any{"team": "platform"},
@@ -66,7 +66,6 @@ func TestNamespaceOverrideAndCommonLabels(t *testing.T) {
 // chart's own variables; the ServiceMonitor takes annotations,
 // targetLabels and podTargetLabels (decoded strictly as the operator's type).
 func TestExtraEnvAndServiceMonitorValues(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	m := render(t, chart.Options{Values: map[string]any{
 		"env": []any{map[string]any{"name": "GOMEMLIMIT", "value": "250MiB"},
 			map[string]any{"name": "HTTPS_PROXY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "proxy", "key": "url"}}}},
@@ -98,7 +97,6 @@ func TestExtraEnvAndServiceMonitorValues(t *testing.T) {
 // every recording rule; slo.additionalRuleAnnotations reach every alert and
 // may not replace the rules' own.
 func TestDisabledAlertsAndRuleAnnotations(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	base := alertRules(t, render(t, chart.Options{}))
 	m := render(t, chart.Options{Values: map[string]any{"slo": map[string]any{
 		"disabledAlerts":            map[string]any{"RvsyncRelistStorm": true, "RvsyncCacheStalenessBudgetBurn": true, "RvsyncWatchStalled": false},
@@ -156,7 +154,6 @@ func TestDisabledAlertsAndRuleAnnotations(t *testing.T) {
 // unquoted selector (`--set slo.selector=job=rvsync-slo`) rendered and
 // broke every expression; it fails with what to write instead.
 func TestSetDecimalsAndSelectors(t *testing.T) {
-	testenv.SkipShort(t, "helm")
 	asString, err := chart.TemplateArgs(chart.Options{}, "--set", "slo.listLatency.objective=0.999", "--set", "slo.listLatency.thresholdSeconds=2.5",
 		"--set", "slo.cacheStaleness.thresholdSeconds=12.5", "--set", "slo.symptoms.relistsPerHour=0.5")
 	if err != nil {

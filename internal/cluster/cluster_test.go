@@ -1,3 +1,5 @@
+//go:build integration
+
 package cluster_test
 
 import (
@@ -16,7 +18,6 @@ import (
 // capabilities, read-only root) on the pod network, and stops the cluster:
 // Stop fails if anything of the cluster stays on the host.
 func TestClusterPodRuns(t *testing.T) {
-	testenv.SkipShort(t, "a real cluster (kubelet, containerd, root)")
 	ctx := context.Background()
 	c, err := cluster.Start(ctx, cluster.Options{Logf: t.Logf, LogDir: t.TempDir()})
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controlplane_test
 
 import (
@@ -14,9 +16,6 @@ import (
 // another member, a killed leader is replaced by election, the killed
 // member rejoins on restart, and the API server serves writes after each.
 func TestEtcdClusterLeaderChanges(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
 	env := testenv.StartT(t, testenv.Options{EtcdMembers: 3, LogDir: t.TempDir()})
 	c := env.Etcd
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

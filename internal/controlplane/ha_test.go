@@ -1,3 +1,5 @@
+//go:build integration
+
 package controlplane_test
 
 import (

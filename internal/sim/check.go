@@ -411,8 +411,9 @@ func (c *Checker) mixedHistories(res string, truth ResourceTruth, now time.Time)
 
 // blind reports whether a restore at restored is still unknowable at
 // now: no write has landed in the restored history and been answered. With
-// a canary that is at most a canary interval, a write's round trip and a
-// probe (see README "Failure modes": etcd restored); without one, nothing
+// a canary that is at most a canary interval, a write's round trip (two, on
+// a slow connection: the one in flight, then the next) and a probe (see
+// README "Failure modes": etcd restored); without one, nothing
 // tells until the API servers restart and the informers relist.
 //
 // A restore is unknowable for good when no canary write can land below
@@ -424,8 +425,14 @@ func (c *Checker) blind(now, restored time.Time) bool {
 		return true
 	}
 	at := restored.Sub(c.start)
+	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
+	var slow time.Duration
 	for _, f := range c.h.Faults {
 		switch {
+		case f.Kind == Slow && f.Host == HostCanary && f.Start <= at+window && at < f.End():
+			// the write in flight at the restore, then the next one, each
+			// answer a latency late (the canary writes one at a time)
+			slow = max(slow, f.Latency)
 		case f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary && f.Start <= at && at < f.End()+c.h.Setup.CanaryInterval:
 			return true
 		case (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End():
@@ -440,8 +447,7 @@ func (c *Checker) blind(now, restored time.Time) bool {
 			}
 		}
 	}
-	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
-	return now.Sub(restored) <= window
+	return now.Sub(restored) <= window+2*slow
 }
 
 // lagProvable reports whether the monitor can tell that r's cache misses

@@ -17,6 +17,39 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "a store that never relisted after a restore was bounded by the lost history's latest write only while that write was in the ring of the latest 32: 320s after the restore it was proven fresh up to 5s after the restore (staleness 357s, changes missing for 366s); ended epochs keep their latest write now",
+		h: History{Seed: 108111, Duration: 10 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Faults: []Fault{{Kind: "restore", Start: 189 * time.Second, Dur: 20 * time.Second, Back: 5000}, {Kind: "restart", Start: 231 * time.Second, Dur: 30 * time.Second}},
+		},
+	},
+	{
+		caught: "TODO111690",
+		h: History{Seed: 111690, Duration: 10 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 10 * time.Minute, Rate: 0.05, Keys: 5}},
+			Faults: []Fault{{Kind: "restart", Start: 182 * time.Second, Dur: 30 * time.Second}, {Kind: "restore", Start: 231 * time.Second, Dur: 20 * time.Second, Back: 5000}},
+		},
+	},
+	{
+		caught: "the checker: a restore under a canary on a slow connection (20s) is unknowable for two of its round trips (the write in flight at the restore, then the next), not one; staleness 4s while the revert was missed for 31s was no lie",
+		h: History{Seed: 113326, Duration: 4 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps}},
+			Faults: []Fault{{Kind: "slow", Start: 183 * time.Second, Dur: 6 * time.Minute, Host: "canary", Latency: 20 * time.Second}, {Kind: "restore", Start: 194 * time.Second, Dur: 20 * time.Second, Back: 50000}},
+		},
+	},
+	{
+		caught: "etcd restored while the head probe hung, its API servers restarted: the first sample after saw less than the store's RV of the lost history and proved it fresh (staleness 3s, 4 changes missing for 26s); a sample asked for after an RV arrived that saw less proves nothing now",
+		h: History{Seed: 113802, Duration: 5 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps}},
+			Faults: []Fault{{Kind: "hang", Start: 191 * time.Second, Dur: 45 * time.Second, Host: "probe"}, {Kind: "slow", Start: 209 * time.Second, Dur: 2 * time.Minute, Host: "canary", Latency: 20 * time.Second}, {Kind: "restore", Start: 229 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+	},
+	{
 		caught: "a sparse resource on a busy cluster kept the largest lag of any delivery until a proof, and none came between deliveries: lag 756 for good (a newer head sample now measures the store anew)",
 		h: History{Seed: 5059, Duration: 34 * time.Minute, Background: 1000,
 			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},

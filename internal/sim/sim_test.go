@@ -139,6 +139,7 @@ func TestRandomPages(t *testing.T) {
 var (
 	one   = flag.Uint64("sim.one", 0, "TestSeed: the seed of the random history to run and trace")
 	lie   = flag.String("sim.lie", "", "TestSeed: run and trace the lie (TestLies) whose name holds this")
+	kept  = flag.Uint64("sim.corpus", 0, "TestSeed: run and trace the corpus history (TestCorpus) of this seed")
 	trace = flag.String("sim.trace", "configmaps", "TestSeed: the resource whose signals and truth to log at every scrape")
 	// shrinkIt is what turns a failing seed into a corpus entry.
 	shrinkIt = flag.Bool("sim.shrink", false, "TestSeed: when the history fails, shrink it to the smallest history that still breaks its first invariant and log it as Go source")
@@ -158,8 +159,14 @@ func TestSeed(t *testing.T) {
 				h = l.h
 			}
 		}
+	case *kept != 0:
+		for _, c := range corpus {
+			if c.h.Seed == *kept {
+				h = c.h
+			}
+		}
 	default:
-		t.Skip("-sim.one=SEED runs that random history, -sim.lie=TEXT the lie whose name holds TEXT")
+		t.Skip("-sim.one=SEED runs that random history, -sim.lie=TEXT the lie whose name holds TEXT, -sim.corpus=SEED the corpus history of that seed")
 	}
 	t.Logf("%#v", h)
 	var scrapes []Scrape

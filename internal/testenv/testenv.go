@@ -32,7 +32,7 @@ func Start(opts Options) (*Env, error) {
 // StartT starts a control plane for a test and stops it when the test ends.
 func StartT(t testing.TB, opts Options) *Env {
 	t.Helper()
-	SkipShort(t, "kube-apiserver and etcd")
+	RequireIntegration(t, "kube-apiserver and etcd")
 	e, err := Start(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func (e *Env) Proxy(t testing.TB, cfg *rest.Config) (*faultproxy.Proxy, *rest.Co
 // ends, failing the test if it did not stop cleanly.
 func StartExporterT(t testing.TB, o ExporterOptions) *Exporter {
 	t.Helper()
-	SkipShort(t, "the exporter binary and an API server")
+	RequireIntegration(t, "the exporter binary and an API server")
 	if o.Dir == "" {
 		o.Dir = t.TempDir()
 	}
@@ -101,24 +101,27 @@ func WaitFor(t testing.TB, timeout time.Duration, msg string, cond func() (bool,
 	}
 }
 
-// SkipShort skips a test that needs real components (kube-apiserver, etcd,
-// helm, Prometheus, promtool) under `go test -short`, the fast tier of
-// `make test-unit`. `make test` runs it, and it fails there, rather than
-// skips, when a component is missing.
-func SkipShort(t testing.TB, needs string) {
+// RequireIntegration fails a test that needs real components (kube-apiserver,
+// etcd, the exporter binary, helm, Prometheus, promtool) when the package
+// was built without the integration build tag: such a test belongs in a file
+// that begins with //go:build integration, which `make test` builds (go test
+// -tags integration) and `make test-unit` does not, so that the fast tier
+// runs without bin/ and a test in the wrong tier is loud instead of
+// silently skipped. StartT, StartExporterT and Command call it.
+func RequireIntegration(t testing.TB, needs string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skipf("needs %s; not run with -short", needs)
+	if !integration {
+		t.Fatalf("needs %s: put //go:build integration at the top of the test's file (make test runs it; make test-unit and go test without -tags integration do not build it)", needs)
 	}
 }
 
 // Command returns the path of a command a test runs from a Debian package
-// (promtool from prometheus, amtool from prometheus-alertmanager): skipped
-// under -short like every real component, and a failure, not a skip, when
-// it is missing (`make deps` installs the packages).
+// (promtool from prometheus, amtool from prometheus-alertmanager): an
+// integration test, as every real component, and a failure, not a skip,
+// when it is missing (`make deps` installs the packages).
 func Command(t testing.TB, name, debianPackage string) string {
 	t.Helper()
-	SkipShort(t, name)
+	RequireIntegration(t, name)
 	p, err := exec.LookPath(name)
 	if err != nil {
 		t.Fatalf("%s not found: install the Debian package %s (make deps)", name, debianPackage)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package probe_test
 
 import (
@@ -61,7 +63,6 @@ type write struct {
 // its own records of the writes and of the store's progress; with the slow
 // part removed, the queue drains to 0.
 func TestBackpressureOfASlowIndexer(t *testing.T) {
-	testenv.SkipShort(t, "kube-apiserver and etcd")
 	env := testenv.StartT(t, testenv.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -377,7 +377,7 @@ func (m *Monitor) freshen(ctx context.Context, wg *sync.WaitGroup) {
 				continue
 			}
 			wg.Go(func() {
-				rctx, cancel := context.WithTimeout(ctx, proof.FreshenLead/2)
+				rctx, cancel := context.WithTimeout(ctx, proof.FreshenTimeout)
 				sent := m.opts.Clock.Now()
 				rvs, err := in.freshen(rctx)
 				cancel()

@@ -34,7 +34,8 @@
 //     real control plane in seconds, only the step is compared, not the
 //     time.
 //
-// TestConformance (make test; skipped under -short) runs every script on
+// TestConformance (real_test.go, built with the integration tag: make test,
+// or go test -tags integration -run TestConformance .) runs every script on
 // a real control plane and on the model; with -update it rewrites
 // testdata/*.real, the recordings TestModelMatchesRecording compares the
 // model with in the fast tier. Where they differ, the model is fixed: it is

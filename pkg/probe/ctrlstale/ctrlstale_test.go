@@ -1,3 +1,5 @@
+//go:build integration
+
 package ctrlstale_test
 
 import (
@@ -152,7 +154,6 @@ func TestStaleReadRatioAgainstOwnLiveReads(t *testing.T) {
 		marker atomic.Bool  // the reconciler read the marker ConfigMap
 	)
 	now.Store("before")
-	testenv.SkipShort(t, "kube-apiserver and etcd")
 	r := startRig(t, testenv.StartT(t, testenv.Options{}), probe.StaleReadOptions{Fraction: 1, ReadsPerSecond: 1000, Burst: 1000},
 		func(ctx context.Context, r *rig, req reconcile.Request) {
 			name := now.Load().(string)
@@ -305,7 +306,6 @@ func TestStaleReadSamplingAndLiveReadLimit(t *testing.T) {
 		rate     = 4.0
 		burst    = 2
 	)
-	testenv.SkipShort(t, "kube-apiserver and etcd")
 	env := testenv.StartT(t, testenv.Options{})
 	live := &countGETs{}
 	cfg := rest.CopyConfig(env.Config)

@@ -89,8 +89,14 @@ const (
 	// FreshenLead is how long before a quiet informer's next bookmark its
 	// freshness read is sent.
 	FreshenLead = 8 * time.Second
-	proofMemory = 30 * time.Minute // how long a sawtooth peak counts
-	maxPeaks    = 16
+	// FreshenTimeout is how long a freshness read may take. A consistent
+	// read of a watch cache that does not catch up waits 3s before
+	// kube-apiserver serves it from etcd; on a slow connection it answers
+	// after the bookmark it was meant for, and still shows whether the
+	// next delivery reached its head.
+	FreshenTimeout = 30 * time.Second
+	proofMemory    = 30 * time.Minute // how long a sawtooth peak counts
+	maxPeaks       = 16
 	// AheadAfter is how many samples (or writes) after an RV arrived must
 	// contradict it before it is of another history.
 	AheadAfter = 2
@@ -151,7 +157,7 @@ func (p *Proof) lostFresh(sp *Space, fresh time.Time) time.Time {
 func (p *Proof) previousFresh(sp *Space) time.Time {
 	fresh := p.fresh
 	if p.rv != 0 && p.epoch+1 == sp.Epoch() && sp.Previous != nil && sp.Previous.Below(p.rv, p.rvAt) < AheadAfter {
-		if at, ok := sp.Previous.FreshAt(p.rv); ok {
+		if at, ok := sp.Previous.FreshAtSeen(p.rv, p.rvAt); ok {
 			fresh = maxTime(fresh, at)
 		}
 	}
@@ -211,6 +217,9 @@ func (p *Proof) ApplyEvent(rv uint64, env Env) {
 	if rv > p.rv {
 		p.observe(rv, env)
 	}
+	if r := p.read; r != nil && rv >= r.head {
+		p.read = nil // the watch cache reached the read's head
+	}
 	p.refresh(false, env)
 }
 
@@ -222,7 +231,7 @@ func (p *Proof) proven(env Env) (at, learned time.Time) {
 	at, learned = p.fresh, p.freshSeen
 	if p.rv != 0 && !p.ahead(env) {
 		if lost, _ := env.Space.HistoryLost(); !lost {
-			if t, ok := env.Space.Timeline.FreshAt(p.rv); ok && t.After(at) {
+			if t, ok := env.Space.Timeline.FreshAtSeen(p.rv, p.rvAt); ok && t.After(at) {
 				at, learned = t, maxTime(t, p.rvAt)
 			}
 		}
@@ -287,7 +296,20 @@ func recentProof(env Env) time.Duration { return FreshenLead + 2*env.ProbeInterv
 // Read records a consistent read of the informer's resource on its own
 // connection, answered at recv with head: the next bookmark must carry at
 // least head.
-func (p *Proof) Read(head uint64, recv time.Time) { p.read = &read{head: head, recv: recv} }
+func (p *Proof) Read(head uint64, recv time.Time) {
+	p.read = &read{head: head, recv: recv}
+}
+
+// readUnmet reports whether a consistent read on the informer's own
+// connection answered a head above rv more than a cadence ago and nothing
+// delivered since reached it. The read makes a healthy watch cache catch
+// up, so its next bookmark (or the one before the watch's timeout) carries
+// the read's head; a stuck cache sends none, ends the watch on time, and
+// the reopened watch's cadence starts anew: only the read still shows it.
+func (p *Proof) readUnmet(rv uint64, env Env) bool {
+	r := p.read
+	return r != nil && env.OwnReads && rv < r.head && env.Now.Sub(r.recv) > env.Watch.Cadence()+silentSlack
+}
 
 // Canary records that a canary written at sent reached the store by
 // env.Now: the store held everything committed before sent.
@@ -305,7 +327,7 @@ func (p *Proof) refresh(bookmark bool, env Env) {
 	if lost, _ := env.Space.HistoryLost(); lost {
 		return
 	}
-	if at, ok := env.Space.Timeline.FreshAt(p.rv); ok {
+	if at, ok := env.Space.Timeline.FreshAtSeen(p.rv, p.rvAt); ok {
 		p.prove(at, bookmark, env)
 	}
 }
@@ -404,7 +426,7 @@ func (p *Proof) Snapshot(env Env) Values {
 	case v.Ahead:
 		fresh = p.withdrawn(env)
 	case rv != 0 && !lost:
-		if at, ok := sp.Timeline.FreshAt(rv); ok {
+		if at, ok := sp.Timeline.FreshAtSeen(rv, p.rvAt); ok {
 			fresh = maxTime(fresh, at)
 		}
 	}
@@ -415,10 +437,10 @@ func (p *Proof) Snapshot(env Env) Values {
 	head, _, ok := sp.Head()
 	switch {
 	case !ok:
-	case env.Watch.StalledSince(p.settledAt(env), env.Now) || (env.Overdue != 0 && rv < env.Overdue):
+	case env.Watch.StalledSince(p.settledAt(env), env.Now) || (env.Overdue != 0 && rv < env.Overdue) || p.readUnmet(rv, env):
 		// silent longer than its cadence allows since its latest delivery
-		// (or short of a write it should have delivered): everything
-		// between its RV and the head may be missing
+		// (or short of a write or a read it should have delivered):
+		// everything between its RV and the head may be missing
 		v.Lag, v.LagKnown = 0, true
 		if head > rv {
 			v.Lag = head - rv
@@ -435,13 +457,15 @@ func (p *Proof) Snapshot(env Env) Values {
 // proofPeriod is how stale the store gets, healthy and quiet, before a
 // bookmark proves it fresh again. With freshness reads on its own
 // connection, a bookmark proves the store fresh as of the read before it,
-// so the period follows from the cadence: a bookmark period, the read's
-// lead, a probe interval and its jitter, and a few seconds of slack.
+// so the period follows from the server's: a bookmark period, the read's
+// lead, a probe interval and its jitter, and a few seconds of slack (a
+// bookmark the server skipped because its cache did not move left nothing
+// to prove: the head samples prove such a store fresh).
 // Otherwise it is learned: the highest healthy peak of the last 30
 // minutes (0 when only events proved freshness).
 func (p *Proof) proofPeriod(env Env) time.Duration {
 	if env.OwnReads && env.Watch.Bookmarks() {
-		return env.Watch.Cadence() + FreshenLead + env.ProbeInterval*11/10 + 5*time.Second
+		return env.Watch.Period() + FreshenLead + env.ProbeInterval*11/10 + 5*time.Second
 	}
 	var d time.Duration
 	for _, pk := range p.peaks {

@@ -113,3 +113,95 @@ func listedAt1000() (sp *Space, w *Watch, p *Proof, env func(time.Time) Env) {
 	w.WatchOpened(sec(1), time.Time{})
 	return sp, w, p, env
 }
+
+// A consistent read on the informer's own connection makes a healthy
+// watch cache catch up, so a bookmark at or above the read's head is due
+// within a cadence: the next one, or the one before the watch's timeout.
+// A stuck cache sends none (it is not above the watch's start) and ends
+// the watch on time; the reflector reopens it there, and the new watch
+// gets its cadence anew. The lag used to read 0 through that, for as long
+// as the cache stayed stuck (simulation seed 100063: 5 changes missing,
+// the oldest for 82 s, RV lag 0).
+func TestAReadNoBookmarkFollowedIsLag(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	// a quiet resource: the cache follows etcd's progress, bookmarks
+	// every 60s carry the head
+	for i := 1; i <= 2; i++ {
+		at := sec(float64(60 * i))
+		rv := uint64(1000 + 20*i)
+		sp.Sample(0, rv, true, at, at, true)
+		w.Received(at, true)
+		p.ApplyBookmark(rv, env(at))
+	}
+	// the cache gets stuck at 1040; other writes move the head on
+	sp.Sample(0, 1100, true, sec(172), sec(172), true)
+	p.Read(1100, sec(172)) // the read before the bookmark due at 180
+	if v := p.Snapshot(env(sec(175))); !v.LagKnown || v.Lag != 0 {
+		t.Fatalf("lag %v (known %v) before a bookmark was due, want 0", v.Lag, v.LagKnown)
+	}
+	// no bookmark; the watch ends at its timeout and reopens at 1040
+	w.WatchEnded(sec(185))
+	w.WatchOpened(sec(185), sec(500))
+	for s := 205; s <= 250; s += 5 {
+		sp.Sample(0, uint64(1100+s-200), true, sec(float64(s)), sec(float64(s)), true)
+	}
+	v := p.Snapshot(env(sec(250)))
+	if !v.LagKnown || v.Lag != 1150-1040 {
+		t.Errorf("78s after a read answered 1100 and no bookmark reached it: lag %v (known %v), want head - RV = 110", v.Lag, v.LagKnown)
+	}
+	// the cache catches up: a bookmark at the head settles it
+	w.Received(sec(252), true)
+	p.ApplyBookmark(1150, env(sec(252)))
+	if v := p.Snapshot(env(sec(253))); !v.LagKnown || v.Lag != 0 {
+		t.Errorf("after a bookmark at the head: lag %v (known %v), want 0", v.Lag, v.LagKnown)
+	}
+}
+
+// kube-apiserver skips a periodic bookmark when its watch cache did not
+// move past the watch's start (a resource on an etcd nobody wrote to
+// since): the first interval between bookmarks is then two periods. The
+// proof period followed the median interval, so it read 139s for the
+// first minutes of a healthy quiet resource, whose staleness never sawed
+// above 80s (simulation seed 100184 and 23 more of 15,283).
+func TestASkippedBookmarkIsNoLongerProofPeriod(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for s := 5; s <= 135; s += 5 {
+		sp.Sample(0, 1000, true, sec(float64(s)), sec(float64(s)), true)
+	}
+	// the bookmark at 60s was skipped; the one at 120s carries the head
+	sp.Sample(0, 1001, true, sec(118), sec(118), true)
+	w.Received(sec(120.6), true)
+	p.ApplyBookmark(1001, env(sec(120.6)))
+	v := p.Snapshot(env(sec(135)))
+	want := DefaultBookmarkPeriod + FreshenLead + 5*time.Second*11/10 + 5*time.Second
+	if !v.ProofPeriodKnown || v.ProofPeriod != want {
+		t.Errorf("proof period %v (known %v) after one skipped bookmark, want the server's period's: %v", v.ProofPeriod, v.ProofPeriodKnown, want)
+	}
+}
+
+// A head sample requested after the store reached its RV that saw less
+// contradicts the RV (in one history a read after it sees at least it): it
+// proves nothing of the store. It counts toward "ahead of the head" only
+// from the second; until then it proved the store fresh. etcd restored
+// while the head probe hung and its API servers restarted: the first
+// sample after saw less than the store's RV of the lost history, and
+// staleness read 3s while the store lacked changes committed 26s before
+// (simulation seed 113802).
+func TestASampleBelowTheRVProvesNothing(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(1000+10*i), true, at, at, true)
+		w.Received(at, false)
+		p.ApplyEvent(uint64(1000+10*i), env(at))
+	}
+	// the probe hangs; the store reaches 1200 at 70s
+	w.Received(sec(70), false)
+	p.ApplyEvent(1200, env(sec(70)))
+	// etcd restored; the probe's first answer after is below the RV
+	sp.Sample(0, 1150, true, sec(90), sec(90), true)
+	v := p.Snapshot(env(sec(91)))
+	if v.FreshKnown && v.Fresh.After(sec(70)) {
+		t.Errorf("fresh as of %v by a sample below the store's RV, want no later than 70s (when the store reached it)", v.Fresh.Sub(sec(0)))
+	}
+}

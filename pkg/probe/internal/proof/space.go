@@ -66,6 +66,10 @@ type Space struct {
 	lostWrite uint64
 	lostAt    time.Time
 	known     bool // the latest regression followed a loss a write proved
+	// readsWentBack: the epoch began with the reads going back (counted
+	// then), not with a write, with a sample requested at epochAt
+	readsWentBack bool
+	epochAt       time.Time
 	// ended is the latest sample of the history the latest regression left
 	// behind: a list completed after it at an RV below it is of the new
 	// history (one etcd's revision never goes back within a history)
@@ -75,6 +79,10 @@ type Space struct {
 	}
 	writes  [32]write // the latest writes, a ring
 	nWrites int
+	// endedWrites: for the latest epochs that ended, the request time of
+	// their latest write (what bounds what their reads proved, once the
+	// new history's writes filled the ring)
+	endedWrites []write
 
 	interval time.Duration // of the head probe
 	gapEnded time.Time     // when a probe answered after the head was unknown
@@ -99,6 +107,9 @@ type held struct {
 const foreignAfter = 2
 
 type backoff struct{ skip, failures int }
+
+// maxEndedEpochs is how many ended epochs keep their latest write.
+const maxEndedEpochs = 8
 
 // settleAfter is how many lower samples of the reference alone make a
 // restore.
@@ -205,7 +216,7 @@ type Verdict struct {
 // the head's age.
 func (s *Space) Sample(id int32, rv uint64, integer bool, sent, recv time.Time, probe bool) Verdict {
 	ref := s.ref
-	v := s.sample(id, rv, integer, sent, recv)
+	v := s.sample(id, rv, integer, sent, recv, probe)
 	if !integer {
 		return v
 	}
@@ -221,7 +232,7 @@ func (s *Space) Sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 	return v
 }
 
-func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) Verdict {
+func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, probe bool) Verdict {
 	var v Verdict
 	delete(s.backoff, id)
 	if id == s.ref {
@@ -245,9 +256,12 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 	latest, latestRecv, has := s.Timeline.Latest()
 	switch {
 	case !has || rv >= latest:
-		if id == s.ref {
+		if id == s.ref && probe {
 			s.Timeline.Add(sent, recv, rv, id)
 		} else {
+			// another source's, or a freshness read of the reference's
+			// resource on an informer's connection (maybe to another API
+			// server): the reference's probe may contradict it
 			s.Timeline.AddProvisional(sent, recv, rv, id)
 		}
 		v.Accepted = true
@@ -266,13 +280,23 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 		}
 	case sent.Before(latestRecv):
 		return v // begun before the latest answer came: an older snapshot
+	case id == s.ref && !probe:
+		// a freshness read of the reference's resource saw less than the
+		// head: its API server's cache is behind another's (frozen at its
+		// revision of a history etcd lost, or a restore the reference's
+		// next probe will see)
+		return v
 	case id == s.ref:
 		// the reference saw less than a head answered before it was asked
-		if src, provisional, sole := s.Timeline.SoleSourceAbove(rv); sole && provisional && src != s.ref {
-			// every head above came from one other source: drop them; that
-			// source is foreign once the reference moved on between two
+		if src, provisional, sole := s.Timeline.SoleSourceAbove(rv); sole && provisional {
+			// every head above came from one other source, or from
+			// freshness reads of the reference's resource on another
+			// connection (another API server's cache, frozen at a higher
+			// revision of a history etcd lost): drop them, no restore; the
+			// other source is foreign once the reference moved on between
+			// two
 			s.Timeline.TruncateAbove(rv)
-			if s.refOK && rv > s.refHead || s.contradicted[src] == 0 {
+			if src != s.ref && (s.refOK && rv > s.refHead || s.contradicted[src] == 0) {
 				v = s.contradict(v, src, rv)
 			}
 			s.Timeline.Add(sent, recv, rv, id)
@@ -294,6 +318,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 			return v
 		}
 		s.regress()
+		s.readsWentBack, s.epochAt = !s.known, sent
 		s.Timeline.Add(sent, recv, rv, id)
 		v.Accepted, v.Regressed, v.Known = true, true, s.known
 	default:
@@ -301,6 +326,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time) 
 		// will see it too) or another etcd; its next sample tells
 		if s.suspect != nil {
 			s.regress()
+			s.readsWentBack, s.epochAt = !s.known, sent
 			s.Timeline.Add(sent, recv, rv, id)
 			v.Accepted, v.Regressed, v.Known = true, true, s.known
 			return v
@@ -337,10 +363,7 @@ func (s *Space) regress() {
 	if s.known {
 		// the reads catch up with a loss a write proved, and counted, before:
 		// the samples since came from watch caches of the lost history
-		s.Timeline.Reset()
-		s.suspect = nil
-		clear(s.low)
-		s.refHead, s.refOK = 0, false
+		s.forgetReads()
 		return
 	}
 	if head, recv, ok := s.Timeline.Latest(); ok {
@@ -353,12 +376,32 @@ func (s *Space) regress() {
 			s.ended.head, s.ended.recv = w.rv, maxTime(s.ended.recv, w.sent)
 		}
 	}
+	s.endedWrites = append(s.endedWrites, write{epoch: s.epoch, sent: s.latestWrite(s.epoch)})
+	if len(s.endedWrites) > maxEndedEpochs {
+		s.endedWrites = s.endedWrites[1:]
+	}
 	s.Previous = s.Timeline.Clone()
-	s.Timeline.Reset()
 	s.epoch++
+	s.forgetReads()
+}
+
+// forgetReads drops what the reads of the current history said.
+func (s *Space) forgetReads() {
+	s.Timeline.Reset()
 	s.suspect = nil
 	clear(s.low)
 	s.refHead, s.refOK = 0, false
+}
+
+// wroteSince reports whether a write of the current epoch was requested
+// after t (one requested before may have committed in the history lost).
+func (s *Space) wroteSince(t time.Time) bool {
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.epoch == s.epoch && w.sent.After(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // Write checks a write to the space's etcd, requested at sent, that
@@ -374,14 +417,23 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		s.writes[s.nWrites%len(s.writes)] = write{rv: rv, sent: sent, epoch: s.epoch}
 		s.nWrites++
 	}()
-	head, recv, ok := s.Timeline.Latest()
+	// judged against the reference's heads: a head only another source
+	// saw may be of a watch cache frozen in a history etcd lost
+	head, recv, ok := s.Timeline.LatestConfirmed()
 	switch {
 	case below || ok && rv < head && sent.After(recv):
 		if s.lostWrite != 0 {
 			return false
 		}
+		if s.readsWentBack && !s.wroteSince(s.epochAt) {
+			// the reads went back first (counted then) and still come
+			// from watch caches of the history etcd lost: the same loss
+			s.forgetReads()
+			s.lostWrite, s.lostAt = rv, sent
+			return false
+		}
 		s.regress()
-		s.lostWrite, s.lostAt = rv, sent
+		s.lostWrite, s.lostAt, s.readsWentBack = rv, sent, false
 		return true
 	case ok && rv > head && sent.After(recv):
 		s.lostWrite = 0 // a write above the reads: they share its history again
@@ -396,9 +448,30 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 // proof of any instant before the restore holds in the history etcd
 // kept). A write of a later epoch says nothing of the history left behind.
 func (s *Space) SameHistoryAt(rv, epoch uint64) time.Time {
+	if epoch < s.epoch {
+		at := s.latestWrite(epoch)
+		for _, w := range s.endedWrites {
+			if w.epoch == epoch {
+				at = maxTime(at, w.sent)
+			}
+		}
+		return at
+	}
 	var at time.Time
 	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.epoch == epoch && (w.rv >= rv || epoch < s.epoch) {
+		if w.epoch == epoch && w.rv >= rv {
+			at = maxTime(at, w.sent)
+		}
+	}
+	return at
+}
+
+// latestWrite returns the request time of the latest write of epoch in the
+// ring.
+func (s *Space) latestWrite(epoch uint64) time.Time {
+	var at time.Time
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.epoch == epoch {
 			at = maxTime(at, w.sent)
 		}
 	}

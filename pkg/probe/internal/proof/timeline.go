@@ -30,8 +30,9 @@ const Mixed int32 = -1
 // full, the oldest entry is dropped and counted.
 //
 // It answers the questions the proofs ask:
-//   - FreshAt(rv): the latest request time of a sample whose head was <=
-//     rv: a cache at rv provably held everything committed by then;
+//   - FreshAtSeen(rv, seen): the latest request time of a sample whose
+//     head was <= rv (and that did not contradict rv, seen at seen): a
+//     cache at rv provably held everything committed by then;
 //   - CommitBound(rv): the response time of the first sample whose head
 //     was >= rv, an upper bound of rv's commit time;
 //   - Below(rv, after): how many samples requested after a time saw a
@@ -114,6 +115,17 @@ func (tl *Timeline) Latest() (rv uint64, recv time.Time, ok bool) {
 	return s.rv, tl.base.Add(s.lastRecv), true
 }
 
+// LatestConfirmed returns the newest head a sample of the space's
+// reference saw (not only other sources), and when it last answered.
+func (tl *Timeline) LatestConfirmed() (rv uint64, recv time.Time, ok bool) {
+	for i := tl.n - 1; i >= 0; i-- {
+		if s := tl.at(i); !s.provisional {
+			return s.rv, tl.base.Add(s.lastRecv), true
+		}
+	}
+	return 0, time.Time{}, false
+}
+
 // Generation counts the samples added so far; it moves with every sample.
 func (tl *Timeline) Generation() uint64 { return tl.adds }
 
@@ -121,13 +133,19 @@ func (tl *Timeline) Generation() uint64 { return tl.adds }
 // full.
 func (tl *Timeline) Dropped() uint64 { return tl.dropped }
 
-// FreshAt returns the latest request time of a sample whose head was <= rv.
-func (tl *Timeline) FreshAt(rv uint64) (time.Time, bool) {
-	i := tl.search(func(s *run) bool { return s.rv > rv })
-	if i == 0 {
-		return time.Time{}, false
+// FreshAtSeen returns the latest request time of a sample whose head was
+// <= rv, for an RV a cache reached at seen: a cache at rv provably held
+// everything committed by then. A sample requested after seen that saw
+// less than rv contradicts it (in one history a read after rv existed sees
+// at least rv) and proves nothing.
+func (tl *Timeline) FreshAtSeen(rv uint64, seen time.Time) (time.Time, bool) {
+	a := seen.Sub(tl.base)
+	for i := tl.search(func(s *run) bool { return s.rv > rv }) - 1; i >= 0; i-- {
+		if s := tl.at(i); s.rv == rv || s.lastSent <= a {
+			return tl.base.Add(s.lastSent), true
+		}
 	}
-	return tl.base.Add(tl.at(i - 1).lastSent), true
+	return time.Time{}, false
 }
 
 // CommitBound returns the response time of the first sample whose head was

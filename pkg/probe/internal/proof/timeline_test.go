@@ -9,7 +9,7 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 func sec(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 
-func TestTimelineFreshAtAndCommitBound(t *testing.T) {
+func TestTimelineFreshAtSeenAndCommitBound(t *testing.T) {
 	tl := NewTimeline(16, t0)
 	// probes every 5 s, each answered 1 s after its request: heads 100,
 	// 100, 120, 150, 150, 200
@@ -30,10 +30,18 @@ func TestTimelineFreshAtAndCommitBound(t *testing.T) {
 		{1000, sec(25), true}, // ahead of every probe: fresh as of the latest request
 	}
 	for _, c := range fresh {
-		got, ok := tl.FreshAt(c.rv)
+		got, ok := tl.FreshAtSeen(c.rv, sec(1000))
 		if ok != c.ok || !got.Equal(c.want) {
 			t.Errorf("freshAt(%d) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
 		}
+	}
+	// a cache that reached its RV at 12s: the samples requested after
+	// that saw less contradict it and prove nothing
+	if got, _ := tl.FreshAtSeen(160, sec(12)); !got.Equal(sec(10)) {
+		t.Errorf("freshAtSeen(160, 12s) = %v; want 10s (the 150s were asked for after 160 was seen)", got)
+	}
+	if got, _ := tl.FreshAtSeen(150, sec(12)); !got.Equal(sec(20)) {
+		t.Errorf("freshAtSeen(150, 12s) = %v; want 20s (a head equal to the RV proves it)", got)
 	}
 	bound := []struct {
 		rv   uint64
@@ -68,7 +76,7 @@ func TestTimelineResetAndLowerHeads(t *testing.T) {
 	}
 	tl.Reset()
 	tl.Add(sec(10), sec(10), 300, 0)
-	if got, _ := tl.FreshAt(550); !got.Equal(sec(10)) {
+	if got, _ := tl.FreshAtSeen(550, sec(1000)); !got.Equal(sec(10)) {
 		t.Errorf("freshAt(550) after reset = %v; old history leaked", got)
 	}
 	if _, _, ok := tl.CommitBound(400); ok {
@@ -105,7 +113,7 @@ func TestTimelineBoundedDropsOldest(t *testing.T) {
 	if got := tl.Dropped(); got != 6 {
 		t.Errorf("droppedCount() = %d; want 6", got)
 	}
-	if _, ok := tl.FreshAt(105); ok {
+	if _, ok := tl.FreshAtSeen(105, sec(1000)); ok {
 		t.Error("freshAt(105) found a dropped sample")
 	}
 	if got, _, ok := tl.CommitBound(100); !ok || !got.Equal(sec(6)) {

@@ -235,6 +235,21 @@ func (w *Watch) Cadence() time.Duration {
 	return min(max(p[len(p)/2], DefaultBookmarkPeriod), maxCadence)
 }
 
+// Period is the API server's bookmark period as the watch shows it: the
+// shortest of the latest intervals between bookmarks, never below
+// kube-apiserver's minute, and that minute until two intervals are known.
+// The server skips a bookmark when its watch cache did not move past the
+// watch's start (an etcd nobody wrote to), so an interval may be a
+// multiple of the period (the first one often is); the shortest is the
+// period.
+func (w *Watch) Period() time.Duration {
+	n := min(w.nPeriods, len(w.periods))
+	if !w.bookmarks || n < 2 {
+		return DefaultBookmarkPeriod
+	}
+	return min(max(slices.Min(w.periods[:n]), DefaultBookmarkPeriod), maxCadence)
+}
+
 // Bookmarkless reports whether the watch's server has shown it sends no
 // bookmarks: a session ran longer than a bookmark period without one, and
 // none ever came.
