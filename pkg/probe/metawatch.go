@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,7 +88,8 @@ func (lw *metaLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
 // client-go's reflector: the API server streams lists.
 func (lw *metaLW) IsWatchListSemanticsUnSupported() bool { return false }
 
-// request sends a GET of the collection with options.
+// request sends a GET of the collection with options, retried as
+// client-go's rest client retries it (see retried).
 func (lw *metaLW) request(ctx context.Context, options metav1.ListOptions, accept string, watching bool) (*http.Response, error) {
 	params, err := metav1.ParameterCodec.EncodeParameters(&options, metav1.SchemeGroupVersion)
 	if err != nil {
@@ -95,19 +98,69 @@ func (lw *metaLW) request(ctx context.Context, options metav1.ListOptions, accep
 	u := *lw.base
 	u.Path = path.Join(u.Path, lw.path)
 	u.RawQuery = params.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	for attempt := 1; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", accept)
+		if watching {
+			// The API server compresses a watch-list's stream per flush, for
+			// as long as the watch lasts: each event of its watch is then a
+			// gzip stream of its own (both sides pay for it). A watch reads
+			// its bytes as they come.
+			req.Header.Set("Accept-Encoding", "identity")
+		}
+		resp, err := lw.client.Do(req)
+		wait, again := retried(attempt, resp, err, watching)
+		if !again {
+			return resp, err
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			_ = resp.Body.Close()
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// maxRetries is how many times client-go's rest client retries a request
+// (rest.Request's default).
+const maxRetries = 10
+
+// retried reports whether client-go's rest client would send a request
+// again after its attempt-th attempt got resp or err, and after how long:
+// a connection that broke (for a watch, one that ended or timed out) after
+// a second; a response of 429 or 5xx with an integer Retry-After after
+// that many seconds; at most maxRetries times. So the key informer waits
+// out an API server's restart as a controller's informer does, instead of
+// ending its watch at once (which its reflector would answer with a
+// relist, as a controller's does only once the retries ran out).
+func retried(attempt int, resp *http.Response, err error, watching bool) (time.Duration, bool) {
+	if attempt > maxRetries {
+		return 0, false
+	}
 	if err != nil {
-		return nil, err
+		retryable := utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err)
+		if !watching {
+			retryable = utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err)
+		}
+		return time.Second, retryable
 	}
-	req.Header.Set("Accept", accept)
-	if watching {
-		// The API server compresses a watch-list's stream per flush, for
-		// as long as the watch lasts: each event of its watch is then a
-		// gzip stream of its own (both sides pay for it). A watch reads
-		// its bytes as they come.
-		req.Header.Set("Accept-Encoding", "identity")
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
+		return 0, false
 	}
-	return lw.client.Do(req)
+	seconds, convErr := strconv.Atoi(resp.Header.Get("Retry-After"))
+	if convErr != nil {
+		return 0, false
+	}
+	return time.Duration(seconds) * time.Second, true
 }
 
 // statusError is client-go's error for a response that is not a success:
