@@ -39,6 +39,10 @@ type Proof struct {
 	// reads, in the space's epoch lossEpoch; it counts once the loss ends
 	lossList  bool
 	lossEpoch uint64
+	// lossTainted: a write requested after that list landed below its RV:
+	// it came from a watch cache of the lost history, and the store holds
+	// objects of it until it lists again
+	lossTainted bool
 	listed    bool
 	listAt    time.Time // when the latest list completed
 	listRV    uint64
@@ -120,6 +124,7 @@ func (p *Proof) Opaque() bool { return p.opaque }
 // history is withdrawn.
 func (p *Proof) sync(env Env) {
 	sp := env.Space
+	p.lossTainted = p.lossTainted || p.lossListContradicted(env)
 	if p.epoch == sp.Epoch() {
 		return
 	}
@@ -179,7 +184,7 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	// of the lost history: it proves nothing, and the store may still hold
 	// objects of that history, until a write lands above the reads (then
 	// the caches share etcd's history again, and so did the list)
-	p.lossList, p.lossEpoch = lost, env.Space.Epoch()
+	p.lossList, p.lossEpoch, p.lossTainted = lost, env.Space.Epoch(), false
 	if !lost {
 		p.listEpoch = env.Space.Epoch()
 	}
@@ -356,13 +361,20 @@ func (p *Proof) unlisted(env Env) bool {
 	if !p.listed || p.listEpoch == sp.Epoch() {
 		return false
 	}
-	if lost, _ := sp.HistoryLost(); p.lossList && p.lossEpoch == sp.Epoch() && !lost {
+	if lost, _ := sp.HistoryLost(); p.lossList && p.lossEpoch == sp.Epoch() && !lost && !p.lossTainted && !p.lossListContradicted(env) {
 		return false
 	}
 	// a list between the restore and its detection may be of the new
 	// history already (the API servers restarted and the informer relisted
 	// before a probe saw the head go back)
 	return !(p.listEpoch+1 == sp.Epoch() && sp.OfNewHistory(p.listAt, p.listRV))
+}
+
+// lossListContradicted reports whether the latest list, taken during a
+// loss, is contradicted by a write requested after it that landed below
+// its RV (the writes still in the space's ring; sync keeps the verdict).
+func (p *Proof) lossListContradicted(env Env) bool {
+	return p.lossList && p.lossEpoch == env.Space.Epoch() && env.Space.WritesBelow(p.listRV, p.listAt) > 0
 }
 
 // ahead reports whether the informer's RV is of another history than its

@@ -205,3 +205,50 @@ func TestASampleBelowTheRVProvesNothing(t *testing.T) {
 		t.Errorf("fresh as of %v by a sample below the store's RV, want no later than 70s (when the store reached it)", v.Fresh.Sub(sec(0)))
 	}
 }
+
+// A list during a loss may come from a watch cache of the lost history (an
+// API server not restarted after the restore): writes requested after it
+// then land below its RV. Such a store holds objects of the lost history
+// until it lists again, even once the cache follows etcd past the lost
+// revisions and its deliveries carry etcd's RVs (simulation seed 111690:
+// staleness 2s, lag 0, 22 changes missing for 339s). A list from a
+// restarted server is not contradicted, and counts once the loss ends
+// (TestAListDuringALossCountsOnceTheLossEnds).
+func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 20; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	if !sp.Write(905, sec(101), false) { // etcd restored to 900
+		t.Fatal("a write below the reads did not prove the loss")
+	}
+	w.WatchEnded(sec(102))
+	// the informer relists from the cache of the lost history
+	w.ListStarted(sec(110), true)
+	p.ApplyList(1200, w.ListEnded(sec(111)), env(sec(111)))
+	w.WatchOpened(sec(111), time.Time{})
+	for i := 1; i <= 20; i++ { // the canary's writes land below it
+		at := sec(float64(110 + 5*i))
+		sp.Sample(0, 1200, true, at, at, true)
+		sp.Write(uint64(905+10*i), at.Add(time.Second), false)
+	}
+	// etcd passes the lost revisions: a write above the reads, and the
+	// cache follows etcd on top of what it kept of the lost history
+	sp.Write(1210, sec(212), false)
+	if lost, _ := sp.HistoryLost(); lost {
+		t.Fatal("still lost after a write above the reads")
+	}
+	for i := 0; i < 5; i++ {
+		at := sec(float64(215 + 5*i))
+		rv := uint64(1215 + 5*i)
+		sp.Sample(0, rv, true, at, at, true)
+		w.Received(at.Add(time.Second), false)
+		p.ApplyEvent(rv, env(at.Add(time.Second)))
+	}
+	if v := p.Snapshot(env(sec(240))); !v.Ahead || (v.FreshKnown && v.Fresh.After(sec(101))) {
+		t.Errorf("a store listed from the lost history: ahead %v, fresh %v; want ahead, fresh no later than the loss (101s)", v.Ahead, v.Fresh.Sub(sec(0)))
+	}
+}
