@@ -43,15 +43,15 @@ type Proof struct {
 	// it came from a watch cache of the lost history, and the store holds
 	// objects of it until it lists again
 	lossTainted bool
-	listed    bool
-	listAt    time.Time // when the latest list completed
-	listRV    uint64
-	opaque    bool
-	fresh     time.Time // the store provably held everything committed by then
-	freshSeen time.Time // when fresh was learned
-	freshAtRV time.Time // fresh when rv was observed
-	anyProof  bool      // fresh moved since the informer last listed
-	peaks     []peak
+	listed      bool
+	listAt      time.Time // when the latest list completed
+	listRV      uint64
+	opaque      bool
+	fresh       time.Time // the store provably held everything committed by then
+	freshSeen   time.Time // when fresh was learned
+	freshAtRV   time.Time // fresh when rv was observed
+	anyProof    bool      // fresh moved since the informer last listed
+	peaks       []peak
 
 	lag     uint64
 	lagAt   time.Time
