@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "a watch reopened after an API server restart ended with 410, and the relist hung on a frozen connection: the expiry's silence ended when the relist began, the reopened watch's cadence ran anew, and the lag read 0 with changes missing for 76s; a relist after a 410 is silent until it completes now",
+		h: History{Seed: 103748, Duration: 5 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets, resWidgets}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 5 * time.Minute, Rate: 0.05, Keys: 5}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 188 * time.Second, Dur: 45 * time.Second, Resource: "widgets.example.com"}, {Kind: "restart", Start: 201 * time.Second, Dur: 30 * time.Second}, {Kind: "freeze", Start: 237 * time.Second, Dur: 6 * time.Minute, Host: "informers"}},
+		},
+	},
+	{
 		caught: "a store that never relisted after a restore was bounded by the lost history's latest write only while that write was in the ring of the latest 32: 320s after the restore it was proven fresh up to 5s after the restore (staleness 357s, changes missing for 366s); ended epochs keep their latest write now",
 		h: History{Seed: 108111, Duration: 10 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}},

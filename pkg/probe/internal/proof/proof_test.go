@@ -252,3 +252,27 @@ func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
 		t.Errorf("a store listed from the lost history: ahead %v, fresh %v; want ahead, fresh no later than the loss (101s)", v.Ahead, v.Fresh.Sub(sec(0)))
 	}
 }
+
+// A watch that ended with 410 leaves the store behind until a relist
+// completes, not until one starts: a relist that hangs (the informers'
+// connection frozen after an API server restart) read lag 0 for as long
+// as the reopened watch's cadence ran (simulation seed 103748: lag 0, 3
+// changes missing for 76s).
+func TestLagWhileTheRelistAfterAnExpiryHangs(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	w.WatchEnded(sec(52)) // the API server restarts
+	w.WatchOpened(sec(85), time.Time{})
+	w.WatchError(true)
+	w.WatchEnded(sec(85))
+	w.ListStarted(sec(95), true) // the relist hangs
+	sp.Sample(0, 1200, true, sec(110), sec(110), true)
+	if v := p.Snapshot(env(sec(110))); !v.LagKnown || v.Lag != 100 {
+		t.Errorf("15s into a relist after the watch expired: lag %v (known %v), want head - RV = 100", v.Lag, v.LagKnown)
+	}
+}
