@@ -286,7 +286,9 @@ func (c *Checker) Check(s Scrape) {
 		for _, it := range truth.Informers {
 			reopened = reopened && it.Live && s.At.Sub(it.Disrupted) < lagDeadline
 		}
-		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r) && !((lostHistory || c.listedInLoss(name, truth, s)) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !mixed && !c.readsFailed(s.At, truthStale) {
+		// (what a restore reverted is missing unseen while the restore is:
+		// no RV tells, as for staleness)
+		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r) && !((lostHistory || c.listedInLoss(name, truth, s)) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !(reverted && c.blind(s.At, fresh)) && !mixed && !c.readsFailed(s.At, truthStale) {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
 		// no lag above the SLO while nothing has been missing for a while

@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "the checker: a restore of 100 revisions without a canary is unseen, and what it reverted in a store is missing with its RV at the head; the staleness invariant allowed for that, the lag one did not (lag 0 with 6 reverts missing for 87s was no lie)",
+		h: History{Seed: 106368, Duration: 5 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 5 * time.Minute, Rate: 0.5, Keys: 20}, {Resource: "gadgets.legacy.example.io", Start: 0, End: 5 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "restart", Start: 182 * time.Second, Dur: 5 * time.Second}, {Kind: "restore", Start: 198 * time.Second, Dur: 20 * time.Second, Back: 100}},
+		},
+	},
+	{
 		caught: "a watch reopened after an API server restart ended with 410, and the relist hung on a frozen connection: the expiry's silence ended when the relist began, the reopened watch's cadence ran anew, and the lag read 0 with changes missing for 76s; a relist after a 410 is silent until it completes now",
 		h: History{Seed: 103748, Duration: 5 * time.Minute, Background: 10,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
