@@ -288,7 +288,7 @@ func (c *Checker) Check(s Scrape) {
 		}
 		// (what a restore reverted is missing unseen while the restore is:
 		// no RV tells, as for staleness)
-		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r) && !((lostHistory || c.listedInLoss(name, truth, s)) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !(reverted && c.blind(s.At, fresh)) && !mixed && !c.readsFailed(s.At, truthStale) {
+		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r, s.At, truthStale) && !((lostHistory || c.listedInLoss(name, truth, s)) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !(reverted && c.blind(s.At, fresh)) && !mixed && !c.readsFailed(s.At, truthStale) {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
 		// no lag above the SLO while nothing has been missing for a while
@@ -452,12 +452,13 @@ func (c *Checker) blind(now, restored time.Time) bool {
 	return now.Sub(restored) <= window+2*slow
 }
 
-// lagProvable reports whether the monitor can tell that r's cache misses
-// writes while its watch delivers bookmarks: its exporter informers read
-// consistently on their own connection before bookmarks (freshness reads
-// on), or the canary writes it.
-func (c *Checker) lagProvable(r Watched) bool {
-	if c.h.Setup.Canary == r.Name() {
+// lagProvable reports whether the monitor can tell, by now, that r's
+// cache has missed writes for window while its watch delivers bookmarks:
+// its exporter informers read consistently on their own connection before
+// bookmarks (freshness reads on), or the canary writes it (and could,
+// through that window: a canary write is overdue a minute after it).
+func (c *Checker) lagProvable(r Watched, now time.Time, window time.Duration) bool {
+	if c.h.Setup.Canary == r.Name() && !c.canaryBlocked(now, window) {
 		return true
 	}
 	if r.NoBookmarks {
@@ -472,6 +473,18 @@ func (c *Checker) lagProvable(r Watched) bool {
 		}
 	}
 	return true
+}
+
+// canaryBlocked reports whether the canary's connection was frozen, hung,
+// refused or slowed at some point in the window before now.
+func (c *Checker) canaryBlocked(now time.Time, window time.Duration) bool {
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse || f.Kind == Slow) && f.Host == HostCanary && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return false
 }
 
 // sawtoothBounded reports whether a healthy quiet resource is proven fresh
