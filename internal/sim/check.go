@@ -414,8 +414,9 @@ func (c *Checker) mixedHistories(res string, truth ResourceTruth, now time.Time)
 // blind reports whether a restore at restored is still unknowable at
 // now: no write has landed in the restored history and been answered. With
 // a canary that is at most a canary interval, a write's round trip (two, on
-// a slow connection: the one in flight, then the next) and a probe (see
-// README "Failure modes": etcd restored); without one, nothing
+// a slow connection: the one in flight, then the next) and a probe, after
+// the API server is back if it was down (see README "Failure modes": etcd
+// restored); without one, nothing
 // tells until the API servers restart and the informers relist.
 //
 // A restore is unknowable for good when no canary write can land below
@@ -429,8 +430,13 @@ func (c *Checker) blind(now, restored time.Time) bool {
 	at := restored.Sub(c.start)
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
 	var slow time.Duration
+	from := restored
 	for _, f := range c.h.Faults {
 		switch {
+		case f.Kind == Restart && f.Start <= at+window && at < f.End():
+			// an API server down: the canary writes, and the probe reads,
+			// once it is back
+			from = maxTime(from, c.start.Add(f.End()))
 		case f.Kind == Slow && f.Host == HostCanary && f.Start <= at+window && at < f.End():
 			// the write in flight at the restore, then the next one, each
 			// answer a latency late (the canary writes one at a time)
@@ -449,7 +455,7 @@ func (c *Checker) blind(now, restored time.Time) bool {
 			}
 		}
 	}
-	return now.Sub(restored) <= window+2*slow
+	return now.Sub(from) <= window+2*slow
 }
 
 // lagProvable reports whether the monitor can tell, by now, that r's
