@@ -282,6 +282,11 @@ func (c *Checker) Check(s Scrape) {
 		// (a watch reopened on a disrupted path gets its cadence anew: its
 		// first bookmark is not due before then)
 		lagDeadline := time.Duration(max(75, sig.BookmarkPeriod+15) * float64(time.Second))
+		if l := c.latency(HostInformers, s.At, truthStale); l > 0 {
+			// a slow connection answers the freshness read after the
+			// bookmark it was meant for: the next one judges it
+			lagDeadline += time.Duration(max(60, sig.BookmarkPeriod)*float64(time.Second)) + 2*l
+		}
 		reopened := len(truth.Informers) > 0
 		for _, it := range truth.Informers {
 			reopened = reopened && it.Live && s.At.Sub(it.Disrupted) < lagDeadline
@@ -479,6 +484,19 @@ func (c *Checker) lagProvable(r Watched, now time.Time, window time.Duration) bo
 		}
 	}
 	return true
+}
+
+// latency returns the largest latency of the connection of host in the
+// window before now (0: none was slowed).
+func (c *Checker) latency(host string, now time.Time, window time.Duration) time.Duration {
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	var l time.Duration
+	for _, f := range c.h.Faults {
+		if f.Kind == Slow && f.Host == host && f.Start <= to && f.End() >= from {
+			l = max(l, f.Latency)
+		}
+	}
+	return l
 }
 
 // canaryBlocked reports whether the canary's connection was frozen, hung,
