@@ -103,7 +103,7 @@ type Checker struct {
 	h          *History
 	start      time.Time
 	liveSince  map[string]time.Time // by resource/host: since when its watch has been live at every scrape
-	absent     map[string]time.Time // by resource: since when it has not been served at every scrape
+	absent     map[string]time.Time // by resource: since when (at most) it has not been served at every scrape
 	missingAt  map[string]time.Time // by resource: the latest scrape at which its cache missed a change
 	waitingAt  map[string]time.Time // by resource: the latest scrape at which a watch of it waited for its cache to move (InformerTruth.Waiting)
 	restores   map[string]int       // by etcd: restores started so far
@@ -197,7 +197,8 @@ func (c *Checker) Check(s Scrape) {
 		if truth.Exists {
 			delete(c.absent, name)
 		} else if _, ok := c.absent[name]; !ok {
-			c.absent[name] = s.At
+			// it was served at the scrape before: absent since then at most
+			c.absent[name] = s.At.Add(-c.h.Setup.Scrape)
 		}
 
 		// the queue shows what waits to be applied (within the pairwise
