@@ -267,7 +267,7 @@ func (c *Checker) Check(s Scrape) {
 		for _, it := range truth.Informers {
 			disrupted = maxTime(disrupted, it.Disrupted)
 		}
-		if since, ok := c.absent[name]; ok && s.At.Sub(since) > stallAfter && sig.SilenceOK && disrupted.Before(since) {
+		if since, ok := c.absent[name]; ok && s.At.Sub(since) > stallAfter && sig.SilenceOK && disrupted.Before(since) && !c.pathBroken(s.At) {
 			if limit := max(3*sig.BookmarkPeriod, stallAfter.Seconds()); sig.Silence > limit {
 				c.fail(s.At, name, "stall while absent", "silence %.0fs > %.0fs while the resource has not been served for %s", sig.Silence, limit, s.At.Sub(since).Round(time.Second))
 			}
@@ -498,6 +498,19 @@ func (c *Checker) latency(host string, now time.Time, window time.Duration) time
 		}
 	}
 	return l
+}
+
+// pathBroken reports whether the informers' connection is frozen, hung or
+// refused at now: whatever happened to a resource meanwhile, its watch is
+// stalled (the monitor cannot learn that it was deleted).
+func (c *Checker) pathBroken(now time.Time) bool {
+	at := now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostInformers && f.Start <= at && at < f.End() {
+			return true
+		}
+	}
+	return false
 }
 
 // canaryBlocked reports whether the canary's connection was frozen, hung,
