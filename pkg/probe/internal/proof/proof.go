@@ -191,6 +191,11 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
 	p.anyProof, p.lag, p.lagAt, p.behind, p.read = false, 0, env.Now, false, nil
+	if head, recv, ok := env.Space.Head(); ok && head > rv && !lost {
+		// a list is a delivery: one from a watch cache behind the head
+		// leaves the store that far behind
+		p.lag, p.lagHead = head-rv, recv
+	}
 	if !consistentFrom.IsZero() && !lost {
 		p.prove(consistentFrom, false, env)
 	}

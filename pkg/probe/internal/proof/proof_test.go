@@ -276,3 +276,25 @@ func TestLagWhileTheRelistAfterAnExpiryHangs(t *testing.T) {
 		t.Errorf("15s into a relist after the watch expired: lag %v (known %v), want head - RV = 100", v.Lag, v.LagKnown)
 	}
 }
+
+// A list is a delivery too: one served from a watch cache (an RV given,
+// not a consistent read) that is behind the head leaves the store that
+// far behind. The lag read 0 after every relist (simulation seed 108434:
+// a relist from a stuck watch cache, 435 changes missing for 82s).
+func TestAListBehindTheHeadIsLag(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	w.WatchEnded(sec(52))
+	sp.Sample(0, 1300, true, sec(60), sec(60), true)
+	w.ListStarted(sec(61), false) // from the cache, at the informer's RV
+	p.ApplyList(1213, w.ListEnded(sec(62)), env(sec(62)))
+	w.WatchOpened(sec(62), time.Time{})
+	if v := p.Snapshot(env(sec(63))); !v.LagKnown || v.Lag != 87 {
+		t.Errorf("after a list at 1213 with the head at 1300: lag %v (known %v), want 87", v.Lag, v.LagKnown)
+	}
+}
