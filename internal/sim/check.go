@@ -108,6 +108,9 @@ type Checker struct {
 	waitingAt  map[string]time.Time // by resource: the latest scrape at which a watch of it waited for its cache to move (InformerTruth.Waiting)
 	restores   map[string]int       // by etcd: restores started so far
 	lostCaches map[string]time.Time // by resource: the latest scrape at which a watch cache of it served a lost history, behind a balancer
+	// bookmarksAt, by resource: since when (at most) every watch of it has
+	// been getting bookmarks
+	bookmarksAt map[string]time.Time
 	lists      map[string]listSeen  // by resource/host: its latest list, and whether a cache served a lost history then
 	lastLost   map[string]time.Time // by resource: the latest scrape at which a watch cache of its etcd served a lost history
 	Violations []Violation
@@ -121,7 +124,7 @@ func NewChecker(h *History, start time.Time) *Checker {
 	hc := *h
 	hc.Setup.defaults()
 	h = &hc
-	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, waitingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}, lists: map[string]listSeen{}, lastLost: map[string]time.Time{}}
+	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, waitingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}, bookmarksAt: map[string]time.Time{}, lists: map[string]listSeen{}, lastLost: map[string]time.Time{}}
 }
 
 func (c *Checker) fail(at time.Time, res, rule, format string, args ...any) {
@@ -189,6 +192,11 @@ func (c *Checker) Check(s Scrape) {
 			unlisted = unlisted || (restored >= 0 && it.ListedAt.Before(c.start.Add(restored)))
 		}
 		lostHistory = lostHistory || unlisted
+		if _, ok := c.bookmarksAt[name]; !allBookmarks {
+			delete(c.bookmarksAt, name)
+		} else if !ok {
+			c.bookmarksAt[name] = s.At.Add(-c.h.Setup.Scrape)
+		}
 		mixed := c.mixedHistories(name, truth, s.At)
 		if !allLive {
 			liveFor = 0
@@ -320,7 +328,10 @@ func (c *Checker) Check(s Scrape) {
 		// back in the healthy range after the faults
 		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 && truth.Exists {
 			var bad []string
-			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) && !(sig.State == catalog.StateNoBookmarks && !allBookmarks) {
+			// (a watch whose cache began to move past its start gets its
+			// first bookmark within a bookmark period)
+			firstBookmark := s.At.Sub(c.bookmarksAt[name]) <= time.Minute+15*time.Second
+			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) && !(sig.State == catalog.StateNoBookmarks && (!allBookmarks || firstBookmark)) {
 				bad = append(bad, "state "+sig.State)
 			}
 			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
