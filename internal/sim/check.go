@@ -111,9 +111,9 @@ type Checker struct {
 	// bookmarksAt, by resource: since when (at most) every watch of it has
 	// been getting bookmarks
 	bookmarksAt map[string]time.Time
-	lists      map[string]listSeen  // by resource/host: its latest list, and whether a cache served a lost history then
-	lastLost   map[string]time.Time // by resource: the latest scrape at which a watch cache of its etcd served a lost history
-	Violations []Violation
+	lists       map[string]listSeen  // by resource/host: its latest list, and whether a cache served a lost history then
+	lastLost    map[string]time.Time // by resource: the latest scrape at which a watch cache of its etcd served a lost history
+	Violations  []Violation
 	// Excess is the largest staleness above the truth on a healthy
 	// resource, for calibrating healthyProof.
 	Excess time.Duration
@@ -198,6 +198,8 @@ func (c *Checker) Check(s Scrape) {
 			c.bookmarksAt[name] = s.At.Add(-c.h.Setup.Scrape)
 		}
 		mixed := c.mixedHistories(name, truth, s.At)
+		c.noteLists(name, truth, s)
+		listedInLoss, listedTainted := c.listedInLoss(name, truth)
 		if !allLive {
 			liveFor = 0
 		}
@@ -229,7 +231,7 @@ func (c *Checker) Check(s Scrape) {
 			// a restore the monitor cannot see yet (no canary write
 			// landed below what it read) hides both its reverts and the
 			// writes a watch cache ahead of etcd swallows
-			unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || c.listedInLoss(name, truth, s)) && c.blind(s.At, c.start.Add(restored)) || mixed
+			unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || listedInLoss) && c.blind(s.At, c.start.Add(restored)) || mixed || listedTainted && reverted
 			if claimed.After(fresh.Add(time.Millisecond)) && !unseen {
 				c.fail(s.At, name, "staleness below the truth", "staleness %.3fs, but the cache lacks a change committed %.3fs ago (%d missing)", sig.Staleness, truthStale.Seconds(), missing)
 			}
@@ -242,7 +244,7 @@ func (c *Checker) Check(s Scrape) {
 		// write lands above the reads (a canary interval) and proves again
 		// at the next bookmark
 		lostLately := !c.lastLost[name].IsZero() && s.At.Sub(c.lastLost[name]) < 3*time.Minute
-		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && !c.listedInLoss(name, truth, s)
+		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && !listedInLoss && !listedTainted
 		if healthy && sig.StalenessOK {
 			excess := time.Duration(sig.Staleness*float64(time.Second)) - truthStale
 			c.Excess = max(c.Excess, excess)
@@ -302,7 +304,7 @@ func (c *Checker) Check(s Scrape) {
 		}
 		// (what a restore reverted is missing unseen while the restore is:
 		// no RV tells, as for staleness)
-		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r, s.At, truthStale) && !((lostHistory || c.listedInLoss(name, truth, s)) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !(reverted && c.blind(s.At, fresh)) && !mixed && !c.readsFailed(s.At, truthStale) {
+		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r, s.At, truthStale) && !((lostHistory || listedInLoss) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !(reverted && (c.blind(s.At, fresh) || listedTainted)) && !mixed && !c.readsFailed(s.At, truthStale) {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
 		// no lag above the SLO while nothing has been missing for a while
@@ -347,30 +349,42 @@ func (c *Checker) Check(s Scrape) {
 	}
 }
 
+// noteLists records, for each informer of res that listed since the last
+// scrape, what the watch caches were when it did (as of this scrape: the
+// list came after the previous one): serving a history etcd lost, or
+// holding objects of one.
+func (c *Checker) noteLists(res string, truth ResourceTruth, s Scrape) {
+	lost, tainted := false, false
+	for _, rt := range s.Truth {
+		lost = lost || rt.CachesLost
+		tainted = tainted || rt.CachesTainted
+	}
+	for _, it := range truth.Informers {
+		key := res + "/" + it.Host
+		if last, ok := c.lists[key]; !ok || !it.ListedAt.Equal(last.at) {
+			c.lists[key] = listSeen{at: it.ListedAt, inLoss: lost, tainted: tainted}
+		}
+	}
+}
+
 // listedInLoss reports whether an informer of res last listed while some
 // watch cache served a history etcd lost: its list may have come from one
 // (the monitor counts no list while writes land below the reads), so its
 // staleness may stay high until it lists again; an over-estimate, not a
-// lie.
-func (c *Checker) listedInLoss(res string, truth ResourceTruth, s Scrape) bool {
-	lost := false
-	for _, rt := range s.Truth {
-		lost = lost || rt.CachesLost
-	}
-	in := false
+// lie. tainted: while some watch cache held objects of a lost history,
+// though it followed etcd again; a list from one holds them, and nothing
+// tells the monitor (its RVs are etcd's) until it lists from another.
+func (c *Checker) listedInLoss(res string, truth ResourceTruth) (inLoss, tainted bool) {
 	for _, it := range truth.Informers {
-		key := res + "/" + it.Host
-		if last, ok := c.lists[key]; !ok || !it.ListedAt.Equal(last.at) {
-			c.lists[key] = listSeen{at: it.ListedAt, inLoss: lost}
-		}
-		in = in || c.lists[key].inLoss
+		l := c.lists[res+"/"+it.Host]
+		inLoss, tainted = inLoss || l.inLoss, tainted || l.tainted
 	}
-	return in
+	return inLoss, tainted
 }
 
 type listSeen struct {
-	at     time.Time
-	inLoss bool
+	at              time.Time
+	inLoss, tainted bool
 }
 
 // unprovable reports whether nothing could prove r's quiet cache caught up

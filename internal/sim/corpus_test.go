@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "the model: a watch cache that ran through a restore and then followed etcd again still held the lost history's objects, which the truth did not say; a relist from it (no canary: unseen) failed 'staleness below the truth' 2 minutes later (the truth says CachesTainted now; the checker records lists as a step of Check)",
+		h: History{Seed: 6106, Duration: 31 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resDeploys}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 31 * time.Minute, Rate: 0.5, Keys: 20}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 554 * time.Second, Dur: 45 * time.Second, Resource: "configmaps"}, {Kind: "restore", Start: 626 * time.Second, Dur: 20 * time.Second, Back: 50000}},
+		},
+	},
+	{
 		caught: "a relist after an API server restart served by a stuck watch cache (not a consistent read) left the store 160 revisions behind the head, and the lag read 0: a list is a delivery, measured against the head like an event now",
 		h: History{Seed: 108434, Duration: 6 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 600000000000}},

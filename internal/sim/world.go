@@ -136,7 +136,10 @@ type ResourceTruth struct {
 	// CachesLost: some watch cache of a resource of its etcd serves a
 	// history etcd lost: reads of the etcd's head may come from it.
 	CachesLost bool
-	Informers  []InformerTruth
+	// CachesTainted: some watch cache of a resource of its etcd ran
+	// through a restore and holds objects of the lost history.
+	CachesTainted bool
+	Informers     []InformerTruth
 }
 
 // InformerTruth is what is true of one informer at a scrape.
@@ -414,7 +417,7 @@ func (w *World) scrape() {
 			if etcd == "" {
 				etcd = model.MainEtcd
 			}
-			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd)}
+			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd), CachesTainted: tx.CachesTainted(etcd)}
 			for i, in := range r.Informers {
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
 				if in.Embedded {

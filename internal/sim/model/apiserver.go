@@ -105,9 +105,13 @@ type watchCache struct {
 	floor uint64
 	// last is the latest write of each key it applied (a delete too): the
 	// objects it holds, and what a list from it tells a client.
-	last      map[string]*Write
-	window    []*Write
-	stuck     bool
+	last   map[string]*Write
+	window []*Write
+	stuck  bool
+	// tainted: etcd was restored below its position while it ran; it
+	// holds objects of the lost history (what etcd undid between the
+	// backup and its position it never hears of) until it is recreated
+	tainted   bool
 	disrupted time.Time // when it last got stuck or caught up
 	watchers  []*watcher
 }

@@ -267,6 +267,22 @@ func (tx *Tx) Disrupted(host, res string) time.Time {
 	return t
 }
 
+// CachesTainted reports whether some watch cache, of any API server, of a
+// resource stored in etcd name holds objects of a history etcd lost: it
+// ran through a restore (see CachesLost) and was not recreated since, even
+// if it follows etcd again. A list from it holds them; nothing in its RVs
+// tells.
+func (tx *Tx) CachesTainted(name string) bool {
+	for _, s := range tx.c.servers {
+		for _, wc := range s.caches {
+			if wc.res.etcd.name == name && wc.tainted {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // CachesLost reports whether some watch cache, of any API server, of a
 // resource stored in etcd name holds a history etcd lost (a restore the
 // API server has not seen): reads answered from it come from that history.
