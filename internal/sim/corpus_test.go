@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "two restores 23s apart and no relist between: after the second, what the first's epoch proved counted, though the store held the first lost history's objects all along (staleness 30s with reverts missing for 49s); an epoch's proofs count after the next restore only if the store listed in it now",
+		h: History{Seed: 201873, Duration: 9 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resWidgets}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 9 * time.Minute, Rate: 5, Keys: 1}, {Resource: "widgets.example.com", Start: 0, End: 9 * time.Minute, Rate: 0.5, Keys: 5}},
+			Faults: []Fault{{Kind: "restore", Start: 191 * time.Second, Dur: 20 * time.Second, Back: 100}, {Kind: "restore", Start: 214 * time.Second, Dur: 20 * time.Second, Back: 100}},
+		},
+	},
+	{
 		caught: "the model: a watch cache that ran through a restore and then followed etcd again still held the lost history's objects, which the truth did not say; a relist from it (no canary: unseen) failed 'staleness below the truth' 2 minutes later (the truth says CachesTainted now; the checker records lists as a step of Check)",
 		h: History{Seed: 6106, Duration: 31 * time.Minute, Background: 1000,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},

@@ -158,10 +158,11 @@ func (p *Proof) lostFresh(sp *Space, fresh time.Time) time.Time {
 }
 
 // previousFresh is fresh with what the informer's RV proved in the epoch
-// the space left, if that was the one before.
+// the space left, if that was the one before and the store had listed in
+// it (one that had not held objects of the history lost before it).
 func (p *Proof) previousFresh(sp *Space) time.Time {
 	fresh := p.fresh
-	if p.rv != 0 && p.epoch+1 == sp.Epoch() && sp.Previous != nil && sp.Previous.Below(p.rv, p.rvAt) < AheadAfter {
+	if p.rv != 0 && p.epoch+1 == sp.Epoch() && p.listEpoch == p.epoch && sp.Previous != nil && sp.Previous.Below(p.rv, p.rvAt) < AheadAfter {
 		if at, ok := sp.Previous.FreshAtSeen(p.rv, p.rvAt); ok {
 			fresh = maxTime(fresh, at)
 		}

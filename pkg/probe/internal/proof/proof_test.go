@@ -298,3 +298,41 @@ func TestAListBehindTheHeadIsLag(t *testing.T) {
 		t.Errorf("after a list at 1213 with the head at 1300: lag %v (known %v), want 87", v.Lag, v.LagKnown)
 	}
 }
+
+// What a store proved in an epoch counts after the next restore only if it
+// had listed in that epoch: one that had not listed since the restore
+// before held objects of that lost history all along. Two restores 23s
+// apart, no relist: after the second, the first's epoch proved the store
+// fresh up to 3s before it (simulation seed 201873: staleness 30s while
+// reverts were missing for 49s).
+func TestTwoRestoresWithoutARelist(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	at := func(s float64) time.Time { return sec(s) }
+	for i := 1; i <= 10; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, at(float64(5*i)), at(float64(5*i)), true)
+		sp.Write(rv+1, at(float64(5*i)+0.5), false)
+		w.Received(at(float64(5*i)+0.5), false)
+		p.ApplyEvent(rv+1, env(at(float64(5*i)+0.5)))
+	}
+	// the first restore, 100 back; the canary lands below the reads
+	if !sp.Write(1002, at(56), false) {
+		t.Fatal("the first restore was not seen")
+	}
+	for i := 1; i <= 4; i++ { // the new history, the store never relists
+		rv := uint64(1002 + 10*i)
+		sp.Sample(0, rv, true, at(float64(56+5*i)), at(float64(56+5*i)), true)
+		sp.Write(rv+1, at(float64(56+5*i)+0.5), false)
+		w.Received(at(float64(56+5*i)+0.5), false)
+		p.ApplyEvent(rv+1, env(at(float64(56+5*i)+0.5)))
+	}
+	// the second restore
+	if !sp.Write(1000, at(79), false) {
+		t.Fatal("the second restore was not seen")
+	}
+	w.Received(at(80), false)
+	p.ApplyEvent(1001, env(at(80)))
+	if v := p.Snapshot(env(at(81))); v.FreshKnown && v.Fresh.After(at(56)) {
+		t.Errorf("fresh as of %v after two restores without a relist, want no later than the first (56s)", v.Fresh.Sub(sec(0)))
+	}
+}
