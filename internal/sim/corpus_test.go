@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "the model: writers kept writing to etcd while every API server was down (a restore with the servers restarted), so the new history overtook the 100 lost revisions unseen and the store kept their reverts missing with staleness 10s; writers write through an API server now, nothing while none serves",
+		h: History{Seed: 204104, Duration: 8 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 8 * time.Minute, Rate: 5, Keys: 1}, {Resource: "secrets", Start: 0, End: 8 * time.Minute, Rate: 0.5, Keys: 5}},
+			Faults: []Fault{{Kind: "restore", Start: 191 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}},
+		},
+	},
+	{
 		caught: "two restores 23s apart and no relist between: after the second, what the first's epoch proved counted, though the store held the first lost history's objects all along (staleness 30s with reverts missing for 49s); an epoch's proofs count after the next restore only if the store listed in it now",
 		h: History{Seed: 201873, Duration: 9 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},

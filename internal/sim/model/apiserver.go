@@ -21,6 +21,17 @@ type APIServer struct {
 // Up reports whether the server serves.
 func (tx *Tx) Up(server int) bool { return tx.c.servers[server].up }
 
+// Serving reports whether some API server serves: writers write through
+// one, so while none does nothing is written.
+func (tx *Tx) Serving() bool {
+	for _, s := range tx.c.servers {
+		if s.up {
+			return true
+		}
+	}
+	return false
+}
+
 // Stop takes API server i down: its connections break (open watches end
 // with an error), new connections go to another server, and its watch
 // caches are gone.
