@@ -17,6 +17,14 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "freshness reads off: an API server restart moved a quiet watch to the other server, its reopened watch got its cadence anew, so the 90s silence across the restart never counted as a stall, and its sawtooth taught the proof period 92s; a sawtooth across a reopen teaches nothing now",
+		h: History{Seed: 204498, Duration: 9 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 2, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resDeploys}},
+			Faults: []Fault{{Kind: "restart", Start: 210 * time.Second, Dur: 30 * time.Second}},
+		},
+	},
+	{
 		caught: "the model: writers kept writing to etcd while every API server was down (a restore with the servers restarted), so the new history overtook the 100 lost revisions unseen and the store kept their reverts missing with staleness 10s; writers write through an API server now, nothing while none serves",
 		h: History{Seed: 204104, Duration: 8 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},

@@ -345,13 +345,15 @@ func (p *Proof) refresh(bookmark bool, env Env) {
 
 // prove records that the store held everything committed by at. A bookmark
 // that proves it closes a sawtooth, whose peak counts toward the proof
-// period when it was healthy: the watch gave a sign of life at its cadence
-// and the head was known all along.
+// period when it was healthy: the watch gave a sign of life at its cadence,
+// was not reopened (a reopened watch gets its cadence anew, so its silence
+// across the reopen never counts as a stall), and the head was known all
+// along.
 func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
 	if !at.After(p.fresh) || p.unlisted(env) {
 		return
 	}
-	if bookmark && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) {
+	if bookmark && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.OpenedSince(p.fresh) {
 		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(p.fresh)})
 		if len(p.peaks) > maxPeaks {
 			p.peaks = p.peaks[1:]

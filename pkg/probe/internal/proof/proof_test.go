@@ -336,3 +336,37 @@ func TestTwoRestoresWithoutARelist(t *testing.T) {
 		t.Errorf("fresh as of %v after two restores without a relist, want no later than the first (56s)", v.Fresh.Sub(sec(0)))
 	}
 }
+
+// A sawtooth across a watch that was reopened (its API server restarted,
+// the informer moved to another) is an incident, not the healthy height:
+// the reopened watch gets its cadence anew, so the silence never counted
+// as a stall, and the peak taught the proof period 92s (simulation seed
+// 204498, freshness reads off: the period is learned from peaks).
+func TestASawtoothAcrossAReopenTeachesNothing(t *testing.T) {
+	sp, w, p, _ := listedAt1000()
+	env := func(at time.Time) Env {
+		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
+	}
+	rv := uint64(1000)
+	for s := 5; s <= 185; s += 5 {
+		sp.Sample(0, rv, true, sec(float64(s)), sec(float64(s)), true)
+		if s%60 == 0 { // a bookmark a minute, each proving the latest sample
+			w.Received(sec(float64(s)), true)
+			p.ApplyBookmark(rv, env(sec(float64(s))))
+		}
+		rv++
+	}
+	before := p.Snapshot(env(sec(186)))
+	// the server restarts at 210; the watch reopens on another at once
+	w.WatchEnded(sec(210))
+	w.WatchOpened(sec(210), time.Time{})
+	for s := 190; s <= 270; s += 5 {
+		sp.Sample(0, rv, true, sec(float64(s)), sec(float64(s)), true)
+		rv++
+	}
+	w.Received(sec(271), true)
+	p.ApplyBookmark(rv-1, env(sec(271)))
+	if v := p.Snapshot(env(sec(272))); v.ProofPeriod > before.ProofPeriod {
+		t.Errorf("proof period %v after a sawtooth across a reopen, want %v as before it", v.ProofPeriod, before.ProofPeriod)
+	}
+}

@@ -300,6 +300,9 @@ func (w *Watch) StalledSince(t, now time.Time) bool {
 	return w.stallEnded.After(t) || w.Silent(now)
 }
 
+// OpenedSince reports whether the current watch opened after t.
+func (w *Watch) OpenedSince(t time.Time) bool { return w.opened.After(t) }
+
 // Listing reports whether a list cycle is under way.
 func (w *Watch) Listing() bool { return w.listing }
 
