@@ -112,8 +112,7 @@ func (b badSpans) within(from, to time.Duration) bool {
 // histories.
 //
 // h says whether the resource's watch cache sends bookmarks (its watch
-// gives a sign of life every minute while it delivers) and when a fault
-// made it stuck.
+// gives a sign of life every minute while it delivers).
 func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	bookmarks := h.bookmarks(res)
 	var b badSpans
@@ -146,10 +145,10 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 				continue
 			}
 			lost = lost || in.LostHistory || in.Reverted
+			// a watch cache that stopped following etcd misses whatever is
+			// written next: a page on it is justified, written to or not
+			stuck = stuck || rt.Exists && in.Stuck
 		}
-		// a watch cache that stopped following etcd misses whatever is
-		// written next: a page on it is justified, written to or not
-		stuck = rt.Exists && h.stuck(res, t)
 		if stale {
 			if staleFrom < 0 {
 				staleFrom = t
@@ -211,17 +210,6 @@ func (h History) bookmarks(res string) bool {
 	for _, r := range h.Setup.Resources {
 		if r.Name() == res {
 			return !r.NoBookmarks
-		}
-	}
-	return false
-}
-
-// stuck reports whether a fault of h keeps the watch cache of res from
-// following etcd at t.
-func (h History) stuck(res string, t time.Duration) bool {
-	for _, f := range h.Faults {
-		if f.Kind == Stuck && f.Resource == res && f.Start <= t && t < f.End() {
-			return true
 		}
 	}
 	return false

@@ -161,8 +161,9 @@ type InformerTruth struct {
 	// LostHistory: the watch cache serving it holds a history etcd lost (a
 	// restore its API server has not seen): its RV is of another history.
 	LostHistory bool
-	// Following: the watch cache serving it follows etcd without delay.
-	Following bool
+	// Following: the watch cache serving it follows etcd without delay;
+	// Stuck: it stopped following etcd altogether.
+	Following, Stuck bool
 	// Disrupted is when its path (connection, server, watch cache) was last
 	// disrupted.
 	Disrupted time.Time
@@ -435,7 +436,7 @@ func (w *World) scrape() {
 				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
 				it.Waiting = tx.Waiting(in.Host, r.Name())
 				it.LostHistory = tx.LostHistory(in.Host, r.Name())
-				it.Following = tx.Following(in.Host, r.Name())
+				it.Following, it.Stuck = tx.Following(in.Host, r.Name()), tx.Stuck(in.Host, r.Name())
 				it.Disrupted = tx.Disrupted(in.Host, r.Name())
 				if v := tx.View(in.Host, r.Name()); v != nil && in.SlowStore > 0 {
 					n := int(w.notified[w.Informers[r.Name()][i]].Load())

@@ -139,6 +139,18 @@ func position(log []*entry, held *Write) int {
 	return 0
 }
 
+// Stuck reports whether the watch cache behind the connection of host for
+// res stopped following etcd (a stuck cache: it misses whatever is written
+// next).
+func (tx *Tx) Stuck(host, res string) bool {
+	cn := tx.c.conns[host]
+	if cn == nil || cn.server == nil {
+		return false
+	}
+	wc := cn.server.caches[res]
+	return wc != nil && wc.stuck
+}
+
 // Following reports whether the watch cache serving the informer of res
 // on the connection of host follows etcd without delay: not stuck, not of
 // a lost history, and nothing slows the connection or its server.
