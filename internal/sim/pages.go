@@ -19,6 +19,8 @@ const (
 	// stallPage: a watch that stopped delivering pages RvsyncWatchStalled
 	// within about 5½ minutes; a minute of slack.
 	stallPage = 6*time.Minute + 30*time.Second
+	// never: a deadline no run reaches (nothing owed)
+	never = time.Duration(1<<63 - 1)
 	// justifyWithin: a page is justified by something bad within the
 	// longest page window before it fired (6h) and its short window.
 	justifyWithin = 6*time.Hour + 30*time.Minute
@@ -29,8 +31,10 @@ const (
 // resource in the window its alert reads: no informer's store stale above
 // the staleness threshold, no watch that stopped delivering for longer
 // than the stall condition, no watch cache that stopped following etcd, no
-// lost history; a CRD that is deleted is not wrong. A page is missed when a store stayed stale above the threshold
-// for stalePage, or a watch with bookmarks stopped delivering for
+// lost history; a CRD that is deleted is not wrong. A page is missed when
+// a store stayed stale above the threshold for stalePage (its resource
+// versions integers: an opaque resource's staleness is unknown by design),
+// or a watch with bookmarks stopped delivering for
 // stallPage, while the resource was served, and its resource did not page
 // by then.
 //
@@ -115,6 +119,10 @@ func (b badSpans) within(from, to time.Duration) bool {
 // gives a sign of life every minute while it delivers).
 func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	bookmarks := h.bookmarks(res)
+	stalePage := stalePage
+	if h.opaque(res) {
+		stalePage = never
+	}
 	var b badSpans
 	start := scrapes[0].At
 	threshold := time.Duration(slo.DefaultStalenessThresholdSeconds * float64(time.Second))
@@ -210,6 +218,18 @@ func (h History) bookmarks(res string) bool {
 	for _, r := range h.Setup.Resources {
 		if r.Name() == res {
 			return !r.NoBookmarks
+		}
+	}
+	return false
+}
+
+// opaque reports whether res has resource versions that are not integers
+// (an extension API server's): its staleness is unknown by design (README
+// "rvsync_resource_state": opaque_rv), so no staleness page is owed.
+func (h History) opaque(res string) bool {
+	for _, r := range h.Setup.Resources {
+		if r.Name() == res {
+			return r.Opaque
 		}
 	}
 	return false
