@@ -41,7 +41,8 @@ const (
 // The latency SLOs (List latency, canary delivery) measure requests, not
 // the store: their pages are justified by a fault that slows or stops
 // requests (a hung, slow, frozen, refused or restarting path) in the
-// window, whatever the store's truth.
+// window, whatever the store's truth; an RV-lag page, by a fault that
+// delays the resource's deliveries.
 func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
 	if len(scrapes) == 0 {
 		return nil
@@ -57,6 +58,9 @@ func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
 		}
 		for _, f := range pages {
 			if requestSLO(f.Alert) && h.requestFaultWithin(f.From-justifyWithin, f.From) {
+				continue
+			}
+			if f.Alert == "RvsyncResourceVersionLagBudgetBurn" && h.deliveryFaultWithin(res, f.From-justifyWithin, f.From) {
 				continue
 			}
 			if !bad.within(f.From-justifyWithin, f.From) {
@@ -207,6 +211,30 @@ func (h History) requestFaultWithin(from, to time.Duration) bool {
 			if f.Start <= to && f.End() >= from {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// deliveryFaultWithin reports whether a fault that delays what the
+// watches of res deliver was in effect at some time in [from, to]: its
+// informers' connection slowed, frozen, hung or refused, an API server
+// slowed or restarting, its watch cache stuck. The RV-lag SLO counts
+// revisions: on a busy cluster a delivery 2 s late is thousands behind, a
+// true burn though the store is fresh within the staleness threshold.
+func (h History) deliveryFaultWithin(res string, from, to time.Duration) bool {
+	for _, f := range h.Faults {
+		delays := false
+		switch f.Kind {
+		case Slow, Freeze, Hang, Refuse:
+			delays = f.Host == HostInformers
+		case SlowServer, Restart:
+			delays = true
+		case Stuck:
+			delays = f.Resource == res
+		}
+		if delays && f.Start <= to && f.End() >= from {
+			return true
 		}
 	}
 	return false
