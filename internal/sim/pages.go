@@ -33,7 +33,8 @@ const (
 // than the stall condition, no watch cache that stopped following etcd, no
 // lost history; a CRD that is deleted is not wrong. A page is missed when
 // a store stayed stale above the threshold for stalePage (its resource
-// versions integers: an opaque resource's staleness is unknown by design),
+// versions integers and its server sending bookmarks: otherwise its
+// staleness is unknown by design),
 // or a watch with bookmarks stopped delivering for
 // stallPage, while the resource was served, and its resource did not page
 // by then.
@@ -124,8 +125,8 @@ func (b badSpans) within(from, to time.Duration) bool {
 func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	bookmarks := h.bookmarks(res)
 	stalePage := stalePage
-	if h.opaque(res) {
-		stalePage = never
+	if h.opaque(res) || !bookmarks {
+		stalePage = never // its staleness is unknown by design
 	}
 	var b badSpans
 	start := scrapes[0].At
@@ -253,7 +254,9 @@ func (h History) bookmarks(res string) bool {
 
 // opaque reports whether res has resource versions that are not integers
 // (an extension API server's): its staleness is unknown by design (README
-// "rvsync_resource_state": opaque_rv), so no staleness page is owed.
+// "rvsync_resource_state": opaque_rv), so no staleness page is owed; nor
+// for a resource whose server sends no bookmarks (no_bookmarks: a quiet
+// cache cannot be proven fresh).
 func (h History) opaque(res string) bool {
 	for _, r := range h.Setup.Resources {
 		if r.Name() == res {
