@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "a restore, then the canary's CRD deleted: a resource's watch cache frozen in the lost history answered its freshness reads above the new history, the resource was split off as reading another etcd, and its new space proved its never-relisted store fresh (staleness 4s, 762 changes missing for 158s); a split keeps an informer's debt to a restore now",
+		h: History{Seed: 400894, Duration: 7 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resDeploys}},
+			Loads:  []Load{{Resource: "deployments.apps", Start: 0, End: 7 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "restore", Start: 217 * time.Second, Dur: 20 * time.Second, Back: 50000}, {Kind: "delete-crd", Start: 221 * time.Second, Dur: 10 * time.Second, Resource: "configmaps"}},
+		},
+	},
+	{
 		caught: "freshness reads off: an API server restart moved a quiet watch to the other server, its reopened watch got its cadence anew, so the 90s silence across the restart never counted as a stall, and its sawtooth taught the proof period 92s; a sawtooth across a reopen teaches nothing now",
 		h: History{Seed: 204498, Duration: 9 * time.Minute, Background: 10,
 			Setup: Setup{Servers: 2, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},

@@ -43,6 +43,9 @@ type Proof struct {
 	// it came from a watch cache of the lost history, and the store holds
 	// objects of it until it lists again
 	lossTainted bool
+	// mustList: the store may hold objects of a lost history (its resource
+	// moved to another RV space before it listed after a restore)
+	mustList bool
 	listed      bool
 	listAt      time.Time // when the latest list completed
 	listRV      uint64
@@ -179,7 +182,7 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	}
 	p.sync(env)
 	p.observe(rv, env)
-	p.listed, p.listAt, p.listRV = true, env.Now, rv
+	p.listed, p.listAt, p.listRV, p.mustList = true, env.Now, rv, false
 	lost, _ := env.Space.HistoryLost()
 	// while writes land below the reads, a list may come from a watch cache
 	// of the lost history: it proves nothing, and the store may still hold
@@ -365,6 +368,9 @@ func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
 // unlisted reports whether the space was restored since the informer last
 // listed: its store may hold objects of the lost history.
 func (p *Proof) unlisted(env Env) bool {
+	if p.mustList {
+		return true
+	}
 	sp := env.Space
 	if !p.listed || p.listEpoch == sp.Epoch() {
 		return false
@@ -547,5 +553,10 @@ func CommittedBy(sp *Space, rv uint64, known, now time.Time) (time.Time, bool) {
 }
 
 // Reset forgets everything proven: the informer's resource moved to
-// another RV space, against whose head nothing was proven yet.
-func (p *Proof) Reset() { *p = Proof{opaque: p.opaque, peaks: p.peaks} }
+// another RV space, against whose head nothing was proven yet; env is of
+// the space it leaves. A store that had not listed since that space's
+// restore still holds objects of the lost history: it proves nothing until
+// it lists again, in the new space too.
+func (p *Proof) Reset(env Env) {
+	*p = Proof{opaque: p.opaque, peaks: p.peaks, mustList: p.mustList || p.unlisted(env)}
+}

@@ -370,3 +370,38 @@ func TestASawtoothAcrossAReopenTeachesNothing(t *testing.T) {
 		t.Errorf("proof period %v after a sawtooth across a reopen, want %v as before it", v.ProofPeriod, before.ProofPeriod)
 	}
 }
+
+// An informer whose resource moves to an RV space of its own (its head
+// source found to read another etcd) keeps what it owed its old space: a
+// store that had not listed since that space's restore still holds the
+// lost history's objects. A frozen watch cache of the lost history
+// answered the resource's freshness reads above the new history, was
+// found "foreign", and its new space proved the store fresh at once
+// (simulation seed 400894: staleness 4s, 762 changes missing for 158s).
+func TestASplitDoesNotForgetARestore(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		sp.Write(rv+1, sec(float64(5*i)+0.5), false)
+		w.Received(sec(float64(5*i)+0.5), false)
+		p.ApplyEvent(rv+1, env(sec(float64(5*i)+0.5)))
+	}
+	if !sp.Write(20, sec(56), false) { // etcd restored
+		t.Fatal("the restore was not seen")
+	}
+	p.Reset(env(sec(60))) // the resource moves to a space of its own
+	own := NewSpace(64, sec(0), 5*time.Second)
+	own.AddSource(0)
+	envOwn := func(at time.Time) Env {
+		return Env{Now: at, Space: own, Watch: w, ProbeInterval: 5 * time.Second, OwnReads: true}
+	}
+	for s := 61; s <= 90; s += 5 { // its frozen cache answers 1101 on and on
+		own.Sample(0, 1101, true, sec(float64(s)), sec(float64(s)), true)
+	}
+	w.Received(sec(91), true)
+	p.ApplyBookmark(1101, envOwn(sec(91)))
+	if v := p.Snapshot(envOwn(sec(92))); !v.Ahead || (v.FreshKnown && v.Fresh.After(sec(56))) {
+		t.Errorf("after the split: ahead %v, fresh %v; want ahead (not listed since the restore), fresh no later than it", v.Ahead, v.Fresh.Sub(sec(0)))
+	}
+}
