@@ -45,16 +45,16 @@ type Proof struct {
 	lossTainted bool
 	// mustList: the store may hold objects of a lost history (its resource
 	// moved to another RV space before it listed after a restore)
-	mustList bool
-	listed      bool
-	listAt      time.Time // when the latest list completed
-	listRV      uint64
-	opaque      bool
-	fresh       time.Time // the store provably held everything committed by then
-	freshSeen   time.Time // when fresh was learned
-	freshAtRV   time.Time // fresh when rv was observed
-	anyProof    bool      // fresh moved since the informer last listed
-	peaks       []peak
+	mustList  bool
+	listed    bool
+	listAt    time.Time // when the latest list completed
+	listRV    uint64
+	opaque    bool
+	fresh     time.Time // the store provably held everything committed by then
+	freshSeen time.Time // when fresh was learned
+	freshAtRV time.Time // fresh when rv was observed
+	anyProof  bool      // fresh moved since the informer last listed
+	peaks     []peak
 
 	lag     uint64
 	lagAt   time.Time
