@@ -17,6 +17,14 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "a restore under a stuck watch cache: another source's lower sample settled the reference's held ones, and the new history began at that source's 220000 (a cache of the lost history) above the reference's 189000, whose next samples counted a second restore; the new history begins at the reference's sample now",
+		h: History{Seed: 401432, Duration: 5 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resWidgets}},
+			Faults: []Fault{{Kind: "stuck", Start: 190 * time.Second, Dur: 6 * time.Minute, Resource: "configmaps"}, {Kind: "restore", Start: 224 * time.Second, Dur: 20 * time.Second, Back: 50000}},
+		},
+	},
+	{
 		caught: "a restore, then the canary's CRD deleted: a resource's watch cache frozen in the lost history answered its freshness reads above the new history, the resource was split off as reading another etcd, and its new space proved its never-relisted store fresh (staleness 4s, 762 changes missing for 158s); a split keeps an informer's debt to a restore now",
 		h: History{Seed: 400894, Duration: 7 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
