@@ -315,7 +315,9 @@ func (c *Checker) Check(s Scrape) {
 		// (a delivery soon after a restore the monitor did not see may have
 		// been measured against a head read from a cache of the lost
 		// history, above it: it stands until the next one)
-		measuredInLoss := false
+		// (or any lag, while a restore cannot be seen: without a canary
+		// the heads may be a lost history's until the API servers restart)
+		measuredInLoss := restored >= 0 && c.blind(s.At, c.start.Add(restored))
 		for _, it := range truth.Informers {
 			at := c.start.Add(restored)
 			measuredInLoss = measuredInLoss || restored >= 0 && !it.Last.Before(at) && it.Last.Sub(at) < 2*time.Minute
