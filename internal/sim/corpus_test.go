@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "the model's truth: a connection whose API server stopped was not marked disrupted (the scrapes before and after both saw its watch live, on two servers), so the backlog delivered on reconnecting, 807 revisions behind the head for a moment, failed 'lag while nothing missing' as if the watch had been live for minutes",
+		h: History{Seed: 402985, Duration: 5 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resWidgets}},
+			Loads:  []Load{{Resource: "widgets.example.com", Start: 0, End: 5 * time.Minute, Rate: 0.5, Keys: 1}},
+			Faults: []Fault{{Kind: "stuck", Start: 227 * time.Second, Dur: 2 * time.Minute, Resource: "widgets.example.com"}, {Kind: "restart", Start: 238 * time.Second, Dur: 5 * time.Second}},
+		},
+	},
+	{
 		caught: "a restore under a stuck watch cache: another source's lower sample settled the reference's held ones, and the new history began at that source's 220000 (a cache of the lost history) above the reference's 189000, whose next samples counted a second restore; the new history begins at the reference's sample now",
 		h: History{Seed: 401432, Duration: 5 * time.Minute, Background: 1000,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},

@@ -49,7 +49,7 @@ func (tx *Tx) Stop(i int) {
 	s.caches = map[string]*watchCache{}
 	for _, cn := range tx.c.conns {
 		if cn.server == s {
-			cn.server = nil
+			cn.server, cn.disrupted = nil, t // its next requests reach another server
 		}
 	}
 }
