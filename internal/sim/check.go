@@ -103,14 +103,17 @@ type Checker struct {
 	h          *History
 	start      time.Time
 	liveSince  map[string]time.Time // by resource/host: since when its watch has been live at every scrape
-	absent     map[string]time.Time // by resource: since when it has not been served at every scrape
+	absent     map[string]time.Time // by resource: since when (at most) it has not been served at every scrape
 	missingAt  map[string]time.Time // by resource: the latest scrape at which its cache missed a change
 	waitingAt  map[string]time.Time // by resource: the latest scrape at which a watch of it waited for its cache to move (InformerTruth.Waiting)
 	restores   map[string]int       // by etcd: restores started so far
 	lostCaches map[string]time.Time // by resource: the latest scrape at which a watch cache of it served a lost history, behind a balancer
-	lists      map[string]listSeen  // by resource/host: its latest list, and whether a cache served a lost history then
-	lastLost   map[string]time.Time // by resource: the latest scrape at which a watch cache of its etcd served a lost history
-	Violations []Violation
+	// bookmarksAt, by resource: since when (at most) every watch of it has
+	// been getting bookmarks
+	bookmarksAt map[string]time.Time
+	lists       map[string]listSeen  // by resource/host: its latest list, and whether a cache served a lost history then
+	lastLost    map[string]time.Time // by resource: the latest scrape at which a watch cache of its etcd served a lost history
+	Violations  []Violation
 	// Excess is the largest staleness above the truth on a healthy
 	// resource, for calibrating healthyProof.
 	Excess time.Duration
@@ -121,7 +124,7 @@ func NewChecker(h *History, start time.Time) *Checker {
 	hc := *h
 	hc.Setup.defaults()
 	h = &hc
-	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, waitingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}, lists: map[string]listSeen{}, lastLost: map[string]time.Time{}}
+	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, waitingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}, bookmarksAt: map[string]time.Time{}, lists: map[string]listSeen{}, lastLost: map[string]time.Time{}}
 }
 
 func (c *Checker) fail(at time.Time, res, rule, format string, args ...any) {
@@ -189,7 +192,14 @@ func (c *Checker) Check(s Scrape) {
 			unlisted = unlisted || (restored >= 0 && it.ListedAt.Before(c.start.Add(restored)))
 		}
 		lostHistory = lostHistory || unlisted
+		if _, ok := c.bookmarksAt[name]; !allBookmarks {
+			delete(c.bookmarksAt, name)
+		} else if !ok {
+			c.bookmarksAt[name] = s.At.Add(-c.h.Setup.Scrape)
+		}
 		mixed := c.mixedHistories(name, truth, s.At)
+		c.noteLists(name, truth, s)
+		listedInLoss, listedTainted := c.listedInLoss(name, truth)
 		if !allLive {
 			liveFor = 0
 		}
@@ -197,7 +207,8 @@ func (c *Checker) Check(s Scrape) {
 		if truth.Exists {
 			delete(c.absent, name)
 		} else if _, ok := c.absent[name]; !ok {
-			c.absent[name] = s.At
+			// it was served at the scrape before: absent since then at most
+			c.absent[name] = s.At.Add(-c.h.Setup.Scrape)
 		}
 
 		// the queue shows what waits to be applied (within the pairwise
@@ -220,7 +231,7 @@ func (c *Checker) Check(s Scrape) {
 			// a restore the monitor cannot see yet (no canary write
 			// landed below what it read) hides both its reverts and the
 			// writes a watch cache ahead of etcd swallows
-			unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || c.listedInLoss(name, truth, s)) && c.blind(s.At, c.start.Add(restored)) || mixed
+			unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || listedInLoss) && c.blind(s.At, c.start.Add(restored)) || mixed || listedTainted && reverted
 			if claimed.After(fresh.Add(time.Millisecond)) && !unseen {
 				c.fail(s.At, name, "staleness below the truth", "staleness %.3fs, but the cache lacks a change committed %.3fs ago (%d missing)", sig.Staleness, truthStale.Seconds(), missing)
 			}
@@ -233,7 +244,7 @@ func (c *Checker) Check(s Scrape) {
 		// write lands above the reads (a canary interval) and proves again
 		// at the next bookmark
 		lostLately := !c.lastLost[name].IsZero() && s.At.Sub(c.lastLost[name]) < 3*time.Minute
-		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && !c.listedInLoss(name, truth, s)
+		healthy := allLive && c.quiet(s.At, 2*time.Minute) && liveFor >= 2*time.Minute && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && !listedInLoss && !listedTainted
 		if healthy && sig.StalenessOK {
 			excess := time.Duration(sig.Staleness*float64(time.Second)) - truthStale
 			c.Excess = max(c.Excess, excess)
@@ -266,7 +277,7 @@ func (c *Checker) Check(s Scrape) {
 		for _, it := range truth.Informers {
 			disrupted = maxTime(disrupted, it.Disrupted)
 		}
-		if since, ok := c.absent[name]; ok && s.At.Sub(since) > stallAfter && sig.SilenceOK && disrupted.Before(since) {
+		if since, ok := c.absent[name]; ok && s.At.Sub(since) > stallAfter && sig.SilenceOK && disrupted.Before(since) && !c.pathBroken(s.At) {
 			if limit := max(3*sig.BookmarkPeriod, stallAfter.Seconds()); sig.Silence > limit {
 				c.fail(s.At, name, "stall while absent", "silence %.0fs > %.0fs while the resource has not been served for %s", sig.Silence, limit, s.At.Sub(since).Round(time.Second))
 			}
@@ -282,11 +293,18 @@ func (c *Checker) Check(s Scrape) {
 		// (a watch reopened on a disrupted path gets its cadence anew: its
 		// first bookmark is not due before then)
 		lagDeadline := time.Duration(max(75, sig.BookmarkPeriod+15) * float64(time.Second))
+		if l := c.latency(HostInformers, s.At, truthStale); l > 0 {
+			// a slow connection answers the freshness read after the
+			// bookmark it was meant for: the next one judges it
+			lagDeadline += time.Duration(max(60, sig.BookmarkPeriod)*float64(time.Second)) + 2*l
+		}
 		reopened := len(truth.Informers) > 0
 		for _, it := range truth.Informers {
 			reopened = reopened && it.Live && s.At.Sub(it.Disrupted) < lagDeadline
 		}
-		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r) && !((lostHistory || c.listedInLoss(name, truth, s)) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !mixed && !c.readsFailed(s.At, truthStale) {
+		// (what a restore reverted is missing unseen while the restore is:
+		// no RV tells, as for staleness)
+		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r, s.At, truthStale) && !((lostHistory || listedInLoss) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !(reverted && (c.blind(s.At, fresh) || listedTainted)) && !mixed && !c.readsFailed(s.At, truthStale) {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
 		// no lag above the SLO while nothing has been missing for a while
@@ -294,7 +312,17 @@ func (c *Checker) Check(s Scrape) {
 		if missing > 0 {
 			c.missingAt[name] = s.At
 		}
-		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 2*time.Minute && s.At.Sub(c.missingAt[name]) > 2*time.Minute && !truth.CachesLost && !c.unprovable(r, s.At) {
+		// (a delivery soon after a restore the monitor did not see may have
+		// been measured against a head read from a cache of the lost
+		// history, above it: it stands until the next one)
+		// (or any lag, while a restore cannot be seen: without a canary
+		// the heads may be a lost history's until the API servers restart)
+		measuredInLoss := restored >= 0 && c.blind(s.At, c.start.Add(restored))
+		for _, it := range truth.Informers {
+			at := c.start.Add(restored)
+			measuredInLoss = measuredInLoss || restored >= 0 && !it.Last.Before(at) && it.Last.Sub(at) < 2*time.Minute
+		}
+		if sig.LagOK && sig.Lag > lagSLO && missing == 0 && liveFor > 2*time.Minute && s.At.Sub(c.missingAt[name]) > 2*time.Minute && !truth.CachesLost && !measuredInLoss && !c.unprovable(r, s.At) {
 			c.fail(s.At, name, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
 		}
 		// a regression counted only when history was lost
@@ -304,7 +332,10 @@ func (c *Checker) Check(s Scrape) {
 		// back in the healthy range after the faults
 		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 && truth.Exists {
 			var bad []string
-			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) && !(sig.State == catalog.StateNoBookmarks && !allBookmarks) {
+			// (a watch whose cache began to move past its start gets its
+			// first bookmark within a bookmark period)
+			firstBookmark := s.At.Sub(c.bookmarksAt[name]) <= time.Minute+15*time.Second
+			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) && !(sig.State == catalog.StateNoBookmarks && (!allBookmarks || firstBookmark)) {
 				bad = append(bad, "state "+sig.State)
 			}
 			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
@@ -320,30 +351,42 @@ func (c *Checker) Check(s Scrape) {
 	}
 }
 
+// noteLists records, for each informer of res that listed since the last
+// scrape, what the watch caches were when it did (as of this scrape: the
+// list came after the previous one): serving a history etcd lost, or
+// holding objects of one.
+func (c *Checker) noteLists(res string, truth ResourceTruth, s Scrape) {
+	lost, tainted := false, false
+	for _, rt := range s.Truth {
+		lost = lost || rt.CachesLost
+		tainted = tainted || rt.CachesTainted
+	}
+	for _, it := range truth.Informers {
+		key := res + "/" + it.Host
+		if last, ok := c.lists[key]; !ok || !it.ListedAt.Equal(last.at) {
+			c.lists[key] = listSeen{at: it.ListedAt, inLoss: lost, tainted: tainted}
+		}
+	}
+}
+
 // listedInLoss reports whether an informer of res last listed while some
 // watch cache served a history etcd lost: its list may have come from one
 // (the monitor counts no list while writes land below the reads), so its
 // staleness may stay high until it lists again; an over-estimate, not a
-// lie.
-func (c *Checker) listedInLoss(res string, truth ResourceTruth, s Scrape) bool {
-	lost := false
-	for _, rt := range s.Truth {
-		lost = lost || rt.CachesLost
-	}
-	in := false
+// lie. tainted: while some watch cache held objects of a lost history,
+// though it followed etcd again; a list from one holds them, and nothing
+// tells the monitor (its RVs are etcd's) until it lists from another.
+func (c *Checker) listedInLoss(res string, truth ResourceTruth) (inLoss, tainted bool) {
 	for _, it := range truth.Informers {
-		key := res + "/" + it.Host
-		if last, ok := c.lists[key]; !ok || !it.ListedAt.Equal(last.at) {
-			c.lists[key] = listSeen{at: it.ListedAt, inLoss: lost}
-		}
-		in = in || c.lists[key].inLoss
+		l := c.lists[res+"/"+it.Host]
+		inLoss, tainted = inLoss || l.inLoss, tainted || l.tainted
 	}
-	return in
+	return inLoss, tainted
 }
 
 type listSeen struct {
-	at     time.Time
-	inLoss bool
+	at              time.Time
+	inLoss, tainted bool
 }
 
 // unprovable reports whether nothing could prove r's quiet cache caught up
@@ -412,8 +455,9 @@ func (c *Checker) mixedHistories(res string, truth ResourceTruth, now time.Time)
 // blind reports whether a restore at restored is still unknowable at
 // now: no write has landed in the restored history and been answered. With
 // a canary that is at most a canary interval, a write's round trip (two, on
-// a slow connection: the one in flight, then the next) and a probe (see
-// README "Failure modes": etcd restored); without one, nothing
+// a slow connection: the one in flight, then the next) and a probe, after
+// the API server is back if it was down (see README "Failure modes": etcd
+// restored); without one, nothing
 // tells until the API servers restart and the informers relist.
 //
 // A restore is unknowable for good when no canary write can land below
@@ -427,8 +471,13 @@ func (c *Checker) blind(now, restored time.Time) bool {
 	at := restored.Sub(c.start)
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
 	var slow time.Duration
+	from := restored
 	for _, f := range c.h.Faults {
 		switch {
+		case f.Kind == Restart && f.Start <= at+window && at < f.End():
+			// an API server down: the canary writes, and the probe reads,
+			// once it is back
+			from = maxTime(from, c.start.Add(f.End()))
 		case f.Kind == Slow && f.Host == HostCanary && f.Start <= at+window && at < f.End():
 			// the write in flight at the restore, then the next one, each
 			// answer a latency late (the canary writes one at a time)
@@ -447,15 +496,16 @@ func (c *Checker) blind(now, restored time.Time) bool {
 			}
 		}
 	}
-	return now.Sub(restored) <= window+2*slow
+	return now.Sub(from) <= window+2*slow
 }
 
-// lagProvable reports whether the monitor can tell that r's cache misses
-// writes while its watch delivers bookmarks: its exporter informers read
-// consistently on their own connection before bookmarks (freshness reads
-// on), or the canary writes it.
-func (c *Checker) lagProvable(r Watched) bool {
-	if c.h.Setup.Canary == r.Name() {
+// lagProvable reports whether the monitor can tell, by now, that r's
+// cache has missed writes for window while its watch delivers bookmarks:
+// its exporter informers read consistently on their own connection before
+// bookmarks (freshness reads on), or the canary writes it (and could,
+// through that window: a canary write is overdue a minute after it).
+func (c *Checker) lagProvable(r Watched, now time.Time, window time.Duration) bool {
+	if c.h.Setup.Canary == r.Name() && !c.canaryBlocked(now, window) {
 		return true
 	}
 	if r.NoBookmarks {
@@ -470,6 +520,44 @@ func (c *Checker) lagProvable(r Watched) bool {
 		}
 	}
 	return true
+}
+
+// latency returns the largest latency of the connection of host in the
+// window before now (0: none was slowed).
+func (c *Checker) latency(host string, now time.Time, window time.Duration) time.Duration {
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	var l time.Duration
+	for _, f := range c.h.Faults {
+		if f.Kind == Slow && f.Host == host && f.Start <= to && f.End() >= from {
+			l = max(l, f.Latency)
+		}
+	}
+	return l
+}
+
+// pathBroken reports whether the informers' connection is frozen, hung or
+// refused at now: whatever happened to a resource meanwhile, its watch is
+// stalled (the monitor cannot learn that it was deleted).
+func (c *Checker) pathBroken(now time.Time) bool {
+	at := now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostInformers && f.Start <= at && at < f.End() {
+			return true
+		}
+	}
+	return false
+}
+
+// canaryBlocked reports whether the canary's connection was frozen, hung,
+// refused or slowed at some point in the window before now.
+func (c *Checker) canaryBlocked(now time.Time, window time.Duration) bool {
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse || f.Kind == Slow) && f.Host == HostCanary && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return false
 }
 
 // sawtoothBounded reports whether a healthy quiet resource is proven fresh

@@ -142,7 +142,11 @@ func (h *History) script(w *World) {
 			if rng.Float64() < h.Background-math.Floor(h.Background) {
 				n++
 			}
-			c.At(at(s+time.Duration(rng.Int64N(int64(time.Second)))), func(tx *model.Tx) { tx.Others(model.MainEtcd, n) })
+			c.At(at(s+time.Duration(rng.Int64N(int64(time.Second)))), func(tx *model.Tx) {
+				if tx.Serving() { // writers write through an API server
+					tx.Others(model.MainEtcd, n)
+				}
+			})
 		}
 	}
 	for _, l := range h.Loads {
@@ -161,6 +165,7 @@ func (h *History) script(w *World) {
 			c.At(at(t), func(tx *model.Tx) {
 				name := fmt.Sprintf("obj-%d", k)
 				switch {
+				case !tx.Serving():
 				case tx.Get(l.Resource, ns, name) == nil:
 					tx.Create(l.Resource, ns, name, nil)
 				case op < 0.1 && keys > 1:

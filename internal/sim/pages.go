@@ -19,6 +19,8 @@ const (
 	// stallPage: a watch that stopped delivering pages RvsyncWatchStalled
 	// within about 5½ minutes; a minute of slack.
 	stallPage = 6*time.Minute + 30*time.Second
+	// never: a deadline no run reaches (nothing owed)
+	never = time.Duration(1<<63 - 1)
 	// justifyWithin: a page is justified by something bad within the
 	// longest page window before it fired (6h) and its short window.
 	justifyWithin = 6*time.Hour + 30*time.Minute
@@ -29,15 +31,19 @@ const (
 // resource in the window its alert reads: no informer's store stale above
 // the staleness threshold, no watch that stopped delivering for longer
 // than the stall condition, no watch cache that stopped following etcd, no
-// lost history; a CRD that is deleted is not wrong. A page is missed when a store stayed stale above the threshold
-// for stalePage, or a watch with bookmarks stopped delivering for
+// lost history; a CRD that is deleted is not wrong. A page is missed when
+// a store stayed stale above the threshold for stalePage (its resource
+// versions integers and its server sending bookmarks: otherwise its
+// staleness is unknown by design),
+// or a watch with bookmarks stopped delivering for
 // stallPage, while the resource was served, and its resource did not page
 // by then.
 //
 // The latency SLOs (List latency, canary delivery) measure requests, not
 // the store: their pages are justified by a fault that slows or stops
 // requests (a hung, slow, frozen, refused or restarting path) in the
-// window, whatever the store's truth.
+// window, whatever the store's truth; an RV-lag page, by a fault that
+// delays the resource's deliveries.
 func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
 	if len(scrapes) == 0 {
 		return nil
@@ -53,6 +59,9 @@ func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
 		}
 		for _, f := range pages {
 			if requestSLO(f.Alert) && h.requestFaultWithin(f.From-justifyWithin, f.From) {
+				continue
+			}
+			if f.Alert == "RvsyncResourceVersionLagBudgetBurn" && h.deliveryFaultWithin(res, f.From-justifyWithin, f.From) {
 				continue
 			}
 			if !bad.within(f.From-justifyWithin, f.From) {
@@ -112,10 +121,13 @@ func (b badSpans) within(from, to time.Duration) bool {
 // histories.
 //
 // h says whether the resource's watch cache sends bookmarks (its watch
-// gives a sign of life every minute while it delivers) and when a fault
-// made it stuck.
+// gives a sign of life every minute while it delivers).
 func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	bookmarks := h.bookmarks(res)
+	stalePage := stalePage
+	if h.opaque(res) || !bookmarks {
+		stalePage = never // its staleness is unknown by design
+	}
 	var b badSpans
 	start := scrapes[0].At
 	threshold := time.Duration(slo.DefaultStalenessThresholdSeconds * float64(time.Second))
@@ -146,10 +158,10 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 				continue
 			}
 			lost = lost || in.LostHistory || in.Reverted
+			// a watch cache that stopped following etcd misses whatever is
+			// written next: a page on it is justified, written to or not
+			stuck = stuck || rt.Exists && in.Stuck
 		}
-		// a watch cache that stopped following etcd misses whatever is
-		// written next: a page on it is justified, written to or not
-		stuck = rt.Exists && h.stuck(res, t)
 		if stale {
 			if staleFrom < 0 {
 				staleFrom = t
@@ -205,6 +217,30 @@ func (h History) requestFaultWithin(from, to time.Duration) bool {
 	return false
 }
 
+// deliveryFaultWithin reports whether a fault that delays what the
+// watches of res deliver was in effect at some time in [from, to]: its
+// informers' connection slowed, frozen, hung or refused, an API server
+// slowed or restarting, its watch cache stuck. The RV-lag SLO counts
+// revisions: on a busy cluster a delivery 2 s late is thousands behind, a
+// true burn though the store is fresh within the staleness threshold.
+func (h History) deliveryFaultWithin(res string, from, to time.Duration) bool {
+	for _, f := range h.Faults {
+		delays := false
+		switch f.Kind {
+		case Slow, Freeze, Hang, Refuse:
+			delays = f.Host == HostInformers
+		case SlowServer, Restart:
+			delays = true
+		case Stuck:
+			delays = f.Resource == res
+		}
+		if delays && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return false
+}
+
 // bookmarks reports whether the watch cache of res sends bookmarks (a
 // resource h does not watch: false).
 func (h History) bookmarks(res string) bool {
@@ -216,12 +252,15 @@ func (h History) bookmarks(res string) bool {
 	return false
 }
 
-// stuck reports whether a fault of h keeps the watch cache of res from
-// following etcd at t.
-func (h History) stuck(res string, t time.Duration) bool {
-	for _, f := range h.Faults {
-		if f.Kind == Stuck && f.Resource == res && f.Start <= t && t < f.End() {
-			return true
+// opaque reports whether res has resource versions that are not integers
+// (an extension API server's): its staleness is unknown by design (README
+// "rvsync_resource_state": opaque_rv), so no staleness page is owed; nor
+// for a resource whose server sends no bookmarks (no_bookmarks: a quiet
+// cache cannot be proven fresh).
+func (h History) opaque(res string) bool {
+	for _, r := range h.Setup.Resources {
+		if r.Name() == res {
+			return r.Opaque
 		}
 	}
 	return false

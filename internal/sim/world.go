@@ -136,7 +136,10 @@ type ResourceTruth struct {
 	// CachesLost: some watch cache of a resource of its etcd serves a
 	// history etcd lost: reads of the etcd's head may come from it.
 	CachesLost bool
-	Informers  []InformerTruth
+	// CachesTainted: some watch cache of a resource of its etcd ran
+	// through a restore and holds objects of the lost history.
+	CachesTainted bool
+	Informers     []InformerTruth
 }
 
 // InformerTruth is what is true of one informer at a scrape.
@@ -158,8 +161,9 @@ type InformerTruth struct {
 	// LostHistory: the watch cache serving it holds a history etcd lost (a
 	// restore its API server has not seen): its RV is of another history.
 	LostHistory bool
-	// Following: the watch cache serving it follows etcd without delay.
-	Following bool
+	// Following: the watch cache serving it follows etcd without delay;
+	// Stuck: it stopped following etcd altogether.
+	Following, Stuck bool
 	// Disrupted is when its path (connection, server, watch cache) was last
 	// disrupted.
 	Disrupted time.Time
@@ -414,7 +418,7 @@ func (w *World) scrape() {
 			if etcd == "" {
 				etcd = model.MainEtcd
 			}
-			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd)}
+			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd), CachesTainted: tx.CachesTainted(etcd)}
 			for i, in := range r.Informers {
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
 				if in.Embedded {
@@ -432,7 +436,7 @@ func (w *World) scrape() {
 				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
 				it.Waiting = tx.Waiting(in.Host, r.Name())
 				it.LostHistory = tx.LostHistory(in.Host, r.Name())
-				it.Following = tx.Following(in.Host, r.Name())
+				it.Following, it.Stuck = tx.Following(in.Host, r.Name()), tx.Stuck(in.Host, r.Name())
 				it.Disrupted = tx.Disrupted(in.Host, r.Name())
 				if v := tx.View(in.Host, r.Name()); v != nil && in.SlowStore > 0 {
 					n := int(w.notified[w.Informers[r.Name()][i]].Load())

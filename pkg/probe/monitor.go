@@ -244,9 +244,14 @@ func (m *Monitor) split(src headSource) {
 		old.removeResource(r)
 		own.addResource(r)
 	}
+	now := m.opts.Clock.Now()
 	for _, in := range r.informerList() {
 		in.proofMu.Lock()
-		in.proof.Reset()
+		in.wireMu.Lock()
+		old.mu.Lock()
+		in.proof.Reset(in.env(old, now))
+		old.mu.Unlock()
+		in.wireMu.Unlock()
 		in.proofMu.Unlock()
 	}
 }

@@ -21,6 +21,17 @@ type APIServer struct {
 // Up reports whether the server serves.
 func (tx *Tx) Up(server int) bool { return tx.c.servers[server].up }
 
+// Serving reports whether some API server serves: writers write through
+// one, so while none does nothing is written.
+func (tx *Tx) Serving() bool {
+	for _, s := range tx.c.servers {
+		if s.up {
+			return true
+		}
+	}
+	return false
+}
+
 // Stop takes API server i down: its connections break (open watches end
 // with an error), new connections go to another server, and its watch
 // caches are gone.
@@ -38,7 +49,7 @@ func (tx *Tx) Stop(i int) {
 	s.caches = map[string]*watchCache{}
 	for _, cn := range tx.c.conns {
 		if cn.server == s {
-			cn.server = nil
+			cn.server, cn.disrupted = nil, t // its next requests reach another server
 		}
 	}
 }
@@ -105,9 +116,13 @@ type watchCache struct {
 	floor uint64
 	// last is the latest write of each key it applied (a delete too): the
 	// objects it holds, and what a list from it tells a client.
-	last      map[string]*Write
-	window    []*Write
-	stuck     bool
+	last   map[string]*Write
+	window []*Write
+	stuck  bool
+	// tainted: etcd was restored below its position while it ran; it
+	// holds objects of the lost history (what etcd undid between the
+	// backup and its position it never hears of) until it is recreated
+	tainted   bool
 	disrupted time.Time // when it last got stuck or caught up
 	watchers  []*watcher
 }

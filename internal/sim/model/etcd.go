@@ -262,6 +262,13 @@ func (tx *Tx) Restore(name string, rev uint64) {
 	e.history = e.history[:i]
 	e.rev = rev
 	e.epoch++
+	for _, s := range tx.c.servers {
+		for _, wc := range s.caches {
+			if wc.res.etcd == e && wc.pos > rev {
+				wc.tainted = true
+			}
+		}
+	}
 }
 
 // Resource is one API resource served by the model.

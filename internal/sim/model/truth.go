@@ -139,6 +139,18 @@ func position(log []*entry, held *Write) int {
 	return 0
 }
 
+// Stuck reports whether the watch cache behind the connection of host for
+// res stopped following etcd (a stuck cache: it misses whatever is written
+// next).
+func (tx *Tx) Stuck(host, res string) bool {
+	cn := tx.c.conns[host]
+	if cn == nil || cn.server == nil {
+		return false
+	}
+	wc := cn.server.caches[res]
+	return wc != nil && wc.stuck
+}
+
 // Following reports whether the watch cache serving the informer of res
 // on the connection of host follows etcd without delay: not stuck, not of
 // a lost history, and nothing slows the connection or its server.
@@ -265,6 +277,22 @@ func (tx *Tx) Disrupted(host, res string) time.Time {
 		}
 	}
 	return t
+}
+
+// CachesTainted reports whether some watch cache, of any API server, of a
+// resource stored in etcd name holds objects of a history etcd lost: it
+// ran through a restore (see CachesLost) and was not recreated since, even
+// if it follows etcd again. A list from it holds them; nothing in its RVs
+// tells.
+func (tx *Tx) CachesTainted(name string) bool {
+	for _, s := range tx.c.servers {
+		for _, wc := range s.caches {
+			if wc.res.etcd.name == name && wc.tainted {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // CachesLost reports whether some watch cache, of any API server, of a

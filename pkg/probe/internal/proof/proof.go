@@ -39,6 +39,13 @@ type Proof struct {
 	// reads, in the space's epoch lossEpoch; it counts once the loss ends
 	lossList  bool
 	lossEpoch uint64
+	// lossTainted: a write requested after that list landed below its RV:
+	// it came from a watch cache of the lost history, and the store holds
+	// objects of it until it lists again
+	lossTainted bool
+	// mustList: the store may hold objects of a lost history (its resource
+	// moved to another RV space before it listed after a restore)
+	mustList  bool
 	listed    bool
 	listAt    time.Time // when the latest list completed
 	listRV    uint64
@@ -120,6 +127,7 @@ func (p *Proof) Opaque() bool { return p.opaque }
 // history is withdrawn.
 func (p *Proof) sync(env Env) {
 	sp := env.Space
+	p.lossTainted = p.lossTainted || p.lossListContradicted(env)
 	if p.epoch == sp.Epoch() {
 		return
 	}
@@ -153,10 +161,11 @@ func (p *Proof) lostFresh(sp *Space, fresh time.Time) time.Time {
 }
 
 // previousFresh is fresh with what the informer's RV proved in the epoch
-// the space left, if that was the one before.
+// the space left, if that was the one before and the store had listed in
+// it (one that had not held objects of the history lost before it).
 func (p *Proof) previousFresh(sp *Space) time.Time {
 	fresh := p.fresh
-	if p.rv != 0 && p.epoch+1 == sp.Epoch() && sp.Previous != nil && sp.Previous.Below(p.rv, p.rvAt) < AheadAfter {
+	if p.rv != 0 && p.epoch+1 == sp.Epoch() && p.listEpoch == p.epoch && sp.Previous != nil && sp.Previous.Below(p.rv, p.rvAt) < AheadAfter {
 		if at, ok := sp.Previous.FreshAtSeen(p.rv, p.rvAt); ok {
 			fresh = maxTime(fresh, at)
 		}
@@ -173,19 +182,24 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	}
 	p.sync(env)
 	p.observe(rv, env)
-	p.listed, p.listAt, p.listRV = true, env.Now, rv
+	p.listed, p.listAt, p.listRV, p.mustList = true, env.Now, rv, false
 	lost, _ := env.Space.HistoryLost()
 	// while writes land below the reads, a list may come from a watch cache
 	// of the lost history: it proves nothing, and the store may still hold
 	// objects of that history, until a write lands above the reads (then
 	// the caches share etcd's history again, and so did the list)
-	p.lossList, p.lossEpoch = lost, env.Space.Epoch()
+	p.lossList, p.lossEpoch, p.lossTainted = lost, env.Space.Epoch(), false
 	if !lost {
 		p.listEpoch = env.Space.Epoch()
 	}
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
 	p.anyProof, p.lag, p.lagAt, p.behind, p.read = false, 0, env.Now, false, nil
+	if head, recv, ok := env.Space.Head(); ok && head > rv && !lost {
+		// a list is a delivery: one from a watch cache behind the head
+		// leaves the store that far behind
+		p.lag, p.lagHead = head-rv, recv
+	}
 	if !consistentFrom.IsZero() && !lost {
 		p.prove(consistentFrom, false, env)
 	}
@@ -334,13 +348,15 @@ func (p *Proof) refresh(bookmark bool, env Env) {
 
 // prove records that the store held everything committed by at. A bookmark
 // that proves it closes a sawtooth, whose peak counts toward the proof
-// period when it was healthy: the watch gave a sign of life at its cadence
-// and the head was known all along.
+// period when it was healthy: the watch gave a sign of life at its cadence,
+// was not reopened (a reopened watch gets its cadence anew, so its silence
+// across the reopen never counts as a stall), and the head was known all
+// along.
 func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
 	if !at.After(p.fresh) || p.unlisted(env) {
 		return
 	}
-	if bookmark && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) {
+	if bookmark && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.OpenedSince(p.fresh) {
 		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(p.fresh)})
 		if len(p.peaks) > maxPeaks {
 			p.peaks = p.peaks[1:]
@@ -352,17 +368,27 @@ func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
 // unlisted reports whether the space was restored since the informer last
 // listed: its store may hold objects of the lost history.
 func (p *Proof) unlisted(env Env) bool {
+	if p.mustList {
+		return true
+	}
 	sp := env.Space
 	if !p.listed || p.listEpoch == sp.Epoch() {
 		return false
 	}
-	if lost, _ := sp.HistoryLost(); p.lossList && p.lossEpoch == sp.Epoch() && !lost {
+	if lost, _ := sp.HistoryLost(); p.lossList && p.lossEpoch == sp.Epoch() && !lost && !p.lossTainted && !p.lossListContradicted(env) {
 		return false
 	}
 	// a list between the restore and its detection may be of the new
 	// history already (the API servers restarted and the informer relisted
 	// before a probe saw the head go back)
 	return !(p.listEpoch+1 == sp.Epoch() && sp.OfNewHistory(p.listAt, p.listRV))
+}
+
+// lossListContradicted reports whether the latest list, taken during a
+// loss, is contradicted by a write requested after it that landed below
+// its RV (the writes still in the space's ring; sync keeps the verdict).
+func (p *Proof) lossListContradicted(env Env) bool {
+	return p.lossList && p.lossEpoch == env.Space.Epoch() && env.Space.WritesBelow(p.listRV, p.listAt) > 0
 }
 
 // ahead reports whether the informer's RV is of another history than its
@@ -527,5 +553,10 @@ func CommittedBy(sp *Space, rv uint64, known, now time.Time) (time.Time, bool) {
 }
 
 // Reset forgets everything proven: the informer's resource moved to
-// another RV space, against whose head nothing was proven yet.
-func (p *Proof) Reset() { *p = Proof{opaque: p.opaque, peaks: p.peaks} }
+// another RV space, against whose head nothing was proven yet; env is of
+// the space it leaves. A store that had not listed since that space's
+// restore still holds objects of the lost history: it proves nothing until
+// it lists again, in the new space too.
+func (p *Proof) Reset(env Env) {
+	*p = Proof{opaque: p.opaque, peaks: p.peaks, mustList: p.mustList || p.unlisted(env)}
+}

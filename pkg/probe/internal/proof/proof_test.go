@@ -205,3 +205,203 @@ func TestASampleBelowTheRVProvesNothing(t *testing.T) {
 		t.Errorf("fresh as of %v by a sample below the store's RV, want no later than 70s (when the store reached it)", v.Fresh.Sub(sec(0)))
 	}
 }
+
+// A list during a loss may come from a watch cache of the lost history (an
+// API server not restarted after the restore): writes requested after it
+// then land below its RV. Such a store holds objects of the lost history
+// until it lists again, even once the cache follows etcd past the lost
+// revisions and its deliveries carry etcd's RVs (simulation seed 111690:
+// staleness 2s, lag 0, 22 changes missing for 339s). A list from a
+// restarted server is not contradicted, and counts once the loss ends
+// (TestAListDuringALossCountsOnceTheLossEnds).
+func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 20; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	if !sp.Write(905, sec(101), false) { // etcd restored to 900
+		t.Fatal("a write below the reads did not prove the loss")
+	}
+	w.WatchEnded(sec(102))
+	// the informer relists from the cache of the lost history
+	w.ListStarted(sec(110), true)
+	p.ApplyList(1200, w.ListEnded(sec(111)), env(sec(111)))
+	w.WatchOpened(sec(111), time.Time{})
+	for i := 1; i <= 20; i++ { // the canary's writes land below it
+		at := sec(float64(110 + 5*i))
+		sp.Sample(0, 1200, true, at, at, true)
+		sp.Write(uint64(905+10*i), at.Add(time.Second), false)
+	}
+	// etcd passes the lost revisions: a write above the reads, and the
+	// cache follows etcd on top of what it kept of the lost history
+	sp.Write(1210, sec(212), false)
+	if lost, _ := sp.HistoryLost(); lost {
+		t.Fatal("still lost after a write above the reads")
+	}
+	for i := 0; i < 5; i++ {
+		at := sec(float64(215 + 5*i))
+		rv := uint64(1215 + 5*i)
+		sp.Sample(0, rv, true, at, at, true)
+		w.Received(at.Add(time.Second), false)
+		p.ApplyEvent(rv, env(at.Add(time.Second)))
+	}
+	if v := p.Snapshot(env(sec(240))); !v.Ahead || (v.FreshKnown && v.Fresh.After(sec(101))) {
+		t.Errorf("a store listed from the lost history: ahead %v, fresh %v; want ahead, fresh no later than the loss (101s)", v.Ahead, v.Fresh.Sub(sec(0)))
+	}
+}
+
+// A watch that ended with 410 leaves the store behind until a relist
+// completes, not until one starts: a relist that hangs (the informers'
+// connection frozen after an API server restart) read lag 0 for as long
+// as the reopened watch's cadence ran (simulation seed 103748: lag 0, 3
+// changes missing for 76s).
+func TestLagWhileTheRelistAfterAnExpiryHangs(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	w.WatchEnded(sec(52)) // the API server restarts
+	w.WatchOpened(sec(85), time.Time{})
+	w.WatchError(true)
+	w.WatchEnded(sec(85))
+	w.ListStarted(sec(95), true) // the relist hangs
+	sp.Sample(0, 1200, true, sec(110), sec(110), true)
+	if v := p.Snapshot(env(sec(110))); !v.LagKnown || v.Lag != 100 {
+		t.Errorf("15s into a relist after the watch expired: lag %v (known %v), want head - RV = 100", v.Lag, v.LagKnown)
+	}
+}
+
+// A list is a delivery too: one served from a watch cache (an RV given,
+// not a consistent read) that is behind the head leaves the store that
+// far behind. The lag read 0 after every relist (simulation seed 108434:
+// a relist from a stuck watch cache, 435 changes missing for 82s).
+func TestAListBehindTheHeadIsLag(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	w.WatchEnded(sec(52))
+	sp.Sample(0, 1300, true, sec(60), sec(60), true)
+	w.ListStarted(sec(61), false) // from the cache, at the informer's RV
+	p.ApplyList(1213, w.ListEnded(sec(62)), env(sec(62)))
+	w.WatchOpened(sec(62), time.Time{})
+	if v := p.Snapshot(env(sec(63))); !v.LagKnown || v.Lag != 87 {
+		t.Errorf("after a list at 1213 with the head at 1300: lag %v (known %v), want 87", v.Lag, v.LagKnown)
+	}
+}
+
+// What a store proved in an epoch counts after the next restore only if it
+// had listed in that epoch: one that had not listed since the restore
+// before held objects of that lost history all along. Two restores 23s
+// apart, no relist: after the second, the first's epoch proved the store
+// fresh up to 3s before it (simulation seed 201873: staleness 30s while
+// reverts were missing for 49s).
+func TestTwoRestoresWithoutARelist(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	at := func(s float64) time.Time { return sec(s) }
+	for i := 1; i <= 10; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, at(float64(5*i)), at(float64(5*i)), true)
+		sp.Write(rv+1, at(float64(5*i)+0.5), false)
+		w.Received(at(float64(5*i)+0.5), false)
+		p.ApplyEvent(rv+1, env(at(float64(5*i)+0.5)))
+	}
+	// the first restore, 100 back; the canary lands below the reads
+	if !sp.Write(1002, at(56), false) {
+		t.Fatal("the first restore was not seen")
+	}
+	for i := 1; i <= 4; i++ { // the new history, the store never relists
+		rv := uint64(1002 + 10*i)
+		sp.Sample(0, rv, true, at(float64(56+5*i)), at(float64(56+5*i)), true)
+		sp.Write(rv+1, at(float64(56+5*i)+0.5), false)
+		w.Received(at(float64(56+5*i)+0.5), false)
+		p.ApplyEvent(rv+1, env(at(float64(56+5*i)+0.5)))
+	}
+	// the second restore
+	if !sp.Write(1000, at(79), false) {
+		t.Fatal("the second restore was not seen")
+	}
+	w.Received(at(80), false)
+	p.ApplyEvent(1001, env(at(80)))
+	if v := p.Snapshot(env(at(81))); v.FreshKnown && v.Fresh.After(at(56)) {
+		t.Errorf("fresh as of %v after two restores without a relist, want no later than the first (56s)", v.Fresh.Sub(sec(0)))
+	}
+}
+
+// A sawtooth across a watch that was reopened (its API server restarted,
+// the informer moved to another) is an incident, not the healthy height:
+// the reopened watch gets its cadence anew, so the silence never counted
+// as a stall, and the peak taught the proof period 92s (simulation seed
+// 204498, freshness reads off: the period is learned from peaks).
+func TestASawtoothAcrossAReopenTeachesNothing(t *testing.T) {
+	sp, w, p, _ := listedAt1000()
+	env := func(at time.Time) Env {
+		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
+	}
+	rv := uint64(1000)
+	for s := 5; s <= 185; s += 5 {
+		sp.Sample(0, rv, true, sec(float64(s)), sec(float64(s)), true)
+		if s%60 == 0 { // a bookmark a minute, each proving the latest sample
+			w.Received(sec(float64(s)), true)
+			p.ApplyBookmark(rv, env(sec(float64(s))))
+		}
+		rv++
+	}
+	before := p.Snapshot(env(sec(186)))
+	// the server restarts at 210; the watch reopens on another at once
+	w.WatchEnded(sec(210))
+	w.WatchOpened(sec(210), time.Time{})
+	for s := 190; s <= 270; s += 5 {
+		sp.Sample(0, rv, true, sec(float64(s)), sec(float64(s)), true)
+		rv++
+	}
+	w.Received(sec(271), true)
+	p.ApplyBookmark(rv-1, env(sec(271)))
+	if v := p.Snapshot(env(sec(272))); v.ProofPeriod > before.ProofPeriod {
+		t.Errorf("proof period %v after a sawtooth across a reopen, want %v as before it", v.ProofPeriod, before.ProofPeriod)
+	}
+}
+
+// An informer whose resource moves to an RV space of its own (its head
+// source found to read another etcd) keeps what it owed its old space: a
+// store that had not listed since that space's restore still holds the
+// lost history's objects. A frozen watch cache of the lost history
+// answered the resource's freshness reads above the new history, was
+// found "foreign", and its new space proved the store fresh at once
+// (simulation seed 400894: staleness 4s, 762 changes missing for 158s).
+func TestASplitDoesNotForgetARestore(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		sp.Write(rv+1, sec(float64(5*i)+0.5), false)
+		w.Received(sec(float64(5*i)+0.5), false)
+		p.ApplyEvent(rv+1, env(sec(float64(5*i)+0.5)))
+	}
+	if !sp.Write(20, sec(56), false) { // etcd restored
+		t.Fatal("the restore was not seen")
+	}
+	p.Reset(env(sec(60))) // the resource moves to a space of its own
+	own := NewSpace(64, sec(0), 5*time.Second)
+	own.AddSource(0)
+	envOwn := func(at time.Time) Env {
+		return Env{Now: at, Space: own, Watch: w, ProbeInterval: 5 * time.Second, OwnReads: true}
+	}
+	for s := 61; s <= 90; s += 5 { // its frozen cache answers 1101 on and on
+		own.Sample(0, 1101, true, sec(float64(s)), sec(float64(s)), true)
+	}
+	w.Received(sec(91), true)
+	p.ApplyBookmark(1101, envOwn(sec(91)))
+	if v := p.Snapshot(envOwn(sec(92))); !v.Ahead || (v.FreshKnown && v.Fresh.After(sec(56))) {
+		t.Errorf("after the split: ahead %v, fresh %v; want ahead (not listed since the restore), fresh no later than it", v.Ahead, v.Fresh.Sub(sec(0)))
+	}
+}

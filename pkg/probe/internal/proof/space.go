@@ -325,9 +325,14 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 		// another source saw less than the head: a restore (the reference
 		// will see it too) or another etcd; its next sample tells
 		if s.suspect != nil {
+			// the new history begins at the reference's lower sample; this
+			// source's, if above it, may come from a watch cache of the
+			// lost history: provisional
+			sus := *s.suspect
 			s.regress()
-			s.readsWentBack, s.epochAt = !s.known, sent
-			s.Timeline.Add(sent, recv, rv, id)
+			s.readsWentBack, s.epochAt = !s.known, sus.sent
+			s.Timeline.Add(sus.sent, sus.recv, sus.rv, s.ref)
+			s.Timeline.AddProvisional(sent, recv, rv, id)
 			v.Accepted, v.Regressed, v.Known = true, true, s.known
 			return v
 		}

@@ -141,3 +141,34 @@ func TestTheLostHistorysBoundOutlivesItsWrites(t *testing.T) {
 		t.Errorf("after 40 writes of the new history the lost one's bound is %v, want %v", got.Sub(sec(0)), want.Sub(sec(0)))
 	}
 }
+
+// A restore settled by another source's lower sample (while the
+// reference's lower samples were held) begins the new history at the
+// reference's: the other source may still read a watch cache of the lost
+// history, above the new head, and the reference's next samples below it
+// counted a second restore (simulation seed 401432).
+func TestARestoreSettledByAnotherSourceStartsAtTheReference(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	sp.AddSource(1)
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(213000+1000*i), true, at, at, true)
+	}
+	regressions := 0
+	count := func(v Verdict) {
+		if v.Regressed && !v.Known {
+			regressions++
+		}
+	}
+	count(sp.Sample(0, 189000, true, sec(56), sec(56), true)) // held
+	count(sp.Sample(0, 189000, true, sec(61), sec(61), true)) // held
+	count(sp.Sample(1, 220000, true, sec(63), sec(63), false))
+	for i := 1; i <= 6; i++ { // the reference's new history rises
+		at := sec(float64(63 + 5*i))
+		count(sp.Sample(0, uint64(189000+8000*i), true, at, at, true))
+	}
+	if regressions != 1 {
+		t.Errorf("%d restores counted for one", regressions)
+	}
+}

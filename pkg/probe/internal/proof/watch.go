@@ -19,12 +19,13 @@ import (
 // at the timeout the reflector asked for, and that end is a sign of life.
 // A silence longer than the cadence allows is evidence of a stall.
 type Watch struct {
-	listed       bool      // the first list was started (and counted)
-	listing      bool      // a list cycle is under way: its retries are not new relists
-	expired      bool      // the watch ended with 410: the next relist is "expired"
-	attemptStart time.Time // first page of the current list attempt
-	consistent   bool      // that attempt is a consistent read (RV "")
-	unserved     bool      // the latest list attempt found nothing to watch, and none succeeded since
+	listed        bool      // the first list was started (and counted)
+	listing       bool      // a list cycle is under way: its retries are not new relists
+	expired       bool      // the watch ended with 410: the next relist is "expired"
+	relistExpired bool      // the list cycle under way follows a 410
+	attemptStart  time.Time // first page of the current list attempt
+	consistent    bool      // that attempt is a consistent read (RV "")
+	unserved      bool      // the latest list attempt found nothing to watch, and none succeeded since
 
 	watching bool
 	opened   time.Time // the current watch's start
@@ -90,7 +91,7 @@ func (w *Watch) ListStarted(now time.Time, consistent bool) string {
 	default:
 		reason = RelistError
 	}
-	w.expired = false
+	w.relistExpired, w.expired = w.expired, false
 	return reason
 }
 
@@ -98,7 +99,7 @@ func (w *Watch) ListStarted(now time.Time, consistent bool) string {
 // end bookmark) at now. It returns when the list began if it was a
 // consistent read: it held everything committed by then.
 func (w *Watch) ListEnded(now time.Time) (consistentFrom time.Time) {
-	w.listing, w.unserved = false, false
+	w.listing, w.unserved, w.relistExpired = false, false, false
 	w.live(now)
 	w.bookmarkRef = now
 	if w.consistent {
@@ -271,12 +272,12 @@ func (w *Watch) Silence(now time.Time) (time.Duration, bool) {
 // cadence allows (a list cycle under way, too: until it completes, the
 // store lacks what was committed since): what it holds may lack
 // everything committed since. A watch that ended with 410 is silent at
-// once until the informer lists again: it cannot resume, and the relist
+// once until a relist completes: it cannot resume, and the relist
 // may wait a long backoff (client-go's reflector shares one backoff
 // between its watch retries and its relists: after an API server refused
 // connections through a restart, up to a minute).
 func (w *Watch) Silent(now time.Time) bool {
-	if w.expired && !w.watching && !w.listing {
+	if w.expired && !w.watching && !w.listing || w.listing && w.relistExpired {
 		return true
 	}
 	_, ok := w.Silence(now)
@@ -298,6 +299,9 @@ func (w *Watch) overdue(now time.Time) bool {
 func (w *Watch) StalledSince(t, now time.Time) bool {
 	return w.stallEnded.After(t) || w.Silent(now)
 }
+
+// OpenedSince reports whether the current watch opened after t.
+func (w *Watch) OpenedSince(t time.Time) bool { return w.opened.After(t) }
 
 // Listing reports whether a list cycle is under way.
 func (w *Watch) Listing() bool { return w.listing }
