@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	restclientwatch "k8s.io/client-go/rest/watch"
+	"k8s.io/client-go/tools/cache"
 )
 
 // serve answers a metadata client's lists and watches of w over HTTP, in
@@ -37,7 +38,7 @@ func (w *objectsWorld) serve(t *testing.T, media string, pageSize int) *httptest
 		t.Fatalf("no serializer for %s", media)
 	}
 	encoder := codecs.EncoderForVersion(info.Serializer, metav1.SchemeGroupVersion)
-	lw := w.lw()
+	lw := cache.ToListerWatcherWithContext(w.lw())
 	fail := func(rw http.ResponseWriter, err error) {
 		var status apierrors.APIStatus
 		if !errors.As(err, &status) {
@@ -57,7 +58,7 @@ func (w *objectsWorld) serve(t *testing.T, media string, pageSize int) *httptest
 			return
 		}
 		if !opts.Watch {
-			obj, err := lw.List(opts)
+			obj, err := lw.ListWithContext(req.Context(), opts)
 			if err != nil {
 				fail(rw, err)
 				return
@@ -80,7 +81,7 @@ func (w *objectsWorld) serve(t *testing.T, media string, pageSize int) *httptest
 			_ = encoder.Encode(list, rw)
 			return
 		}
-		watcher, err := lw.Watch(opts)
+		watcher, err := lw.WatchWithContext(req.Context(), opts)
 		if err != nil {
 			fail(rw, err)
 			return

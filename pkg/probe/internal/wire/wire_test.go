@@ -62,7 +62,7 @@ func randomObject(rng *rand.Rand, i int) *metav1.PartialObjectMetadata {
 			Finalizers:        []string{"f/1"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{
 				Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:name":{},"f:resourceVersion":{}}}`)},
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:name":{},"f:resourceVersion":{}}}`),
 			}},
 		},
 	}
