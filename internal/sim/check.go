@@ -231,7 +231,7 @@ func (c *Checker) Check(s Scrape) {
 			// a restore the monitor cannot see yet (no canary write
 			// landed below what it read) hides both its reverts and the
 			// writes a watch cache ahead of etcd swallows
-			unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || listedInLoss) && c.blind(s.At, c.start.Add(restored)) || mixed || listedTainted && reverted
+			unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || listedInLoss) && c.blind(s.At, c.start.Add(restored)) || mixed || listedTainted && (reverted || restored >= 0 && c.blind(s.At, c.start.Add(restored)))
 			if claimed.After(fresh.Add(time.Millisecond)) && !unseen {
 				c.fail(s.At, name, "staleness below the truth", "staleness %.3fs, but the cache lacks a change committed %.3fs ago (%d missing)", sig.Staleness, truthStale.Seconds(), missing)
 			}

@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "the checker: a relist right after an unseen restore of 5 seconds of a busy cluster came from a watch cache that swallowed the writes landing at or below its position; the store lacks them and no resource version can tell (staleness 0.4s with a write missing for 8s was no lie)",
+		h: History{Seed: 416246, Duration: 9 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 9 * time.Minute, Rate: 0.05, Keys: 1}},
+			Faults: []Fault{{Kind: "restart", Start: 184 * time.Second, Dur: 5 * time.Second}, {Kind: "restore", Start: 199 * time.Second, Dur: 20 * time.Second, Back: 5000}},
+		},
+	},
+	{
 		caught: "the model's truth: a connection whose API server stopped was not marked disrupted (the scrapes before and after both saw its watch live, on two servers), so the backlog delivered on reconnecting, 807 revisions behind the head for a moment, failed 'lag while nothing missing' as if the watch had been live for minutes",
 		h: History{Seed: 402985, Duration: 5 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
