@@ -17,6 +17,14 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "freshness reads off, nothing faulted: the first bookmark of a quiet resource, skipped by the server while etcd did not move, closed a sawtooth whose peak was measured from the last recorded proof (the list) while the head samples had kept the store proven fresh: proof period 122s; a peak is the staleness shown now",
+		h: History{Seed: 426922, Duration: 3 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets}},
+			Loads: []Load{{Resource: "secrets", Start: 0, End: 3 * time.Minute, Rate: 0.05, Keys: 5}},
+		},
+	},
+	{
 		caught: "the checker: a relist right after an unseen restore of 5 seconds of a busy cluster came from a watch cache that swallowed the writes landing at or below its position; the store lacks them and no resource version can tell (staleness 0.4s with a write missing for 8s was no lie)",
 		h: History{Seed: 416246, Duration: 9 * time.Minute, Background: 1000,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},

@@ -201,9 +201,9 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 		p.lag, p.lagHead = head-rv, recv
 	}
 	if !consistentFrom.IsZero() && !lost {
-		p.prove(consistentFrom, false, env)
+		p.prove(consistentFrom, time.Time{}, env)
 	}
-	p.refresh(false, env)
+	p.refresh(time.Time{}, env)
 }
 
 // ApplyEvent records that the store applied a watch event at rv.
@@ -234,7 +234,7 @@ func (p *Proof) ApplyEvent(rv uint64, env Env) {
 	if r := p.read; r != nil && rv >= r.head {
 		p.read = nil // the watch cache reached the read's head
 	}
-	p.refresh(false, env)
+	p.refresh(time.Time{}, env)
 }
 
 // proven returns when the store was last proven fresh (stored proofs and
@@ -286,6 +286,7 @@ func (p *Proof) ApplyBookmark(rv uint64, env Env) {
 		return
 	}
 	p.sync(env)
+	shown, _ := p.proven(env) // what the staleness showed before it
 	if rv > p.rv {
 		p.observe(rv, env)
 	}
@@ -300,7 +301,7 @@ func (p *Proof) ApplyBookmark(rv uint64, env Env) {
 			p.behind = false
 		}
 	}
-	p.refresh(true, env)
+	p.refresh(maxTime(shown, p.fresh), env)
 }
 
 // recentProof is how old the instant a timely bookmark proves is, at most:
@@ -329,12 +330,13 @@ func (p *Proof) readUnmet(rv uint64, env Env) bool {
 // env.Now: the store held everything committed before sent.
 func (p *Proof) Canary(sent time.Time, env Env) {
 	p.sync(env)
-	p.prove(sent, false, env)
+	p.prove(sent, time.Time{}, env)
 }
 
 // refresh moves fresh forward to the latest head sample the informer's RV
-// covers; a bookmark that does so closes a sawtooth.
-func (p *Proof) refresh(bookmark bool, env Env) {
+// covers; a bookmark that does so closes a sawtooth whose staleness showed
+// since sawtooth (zero: not a bookmark).
+func (p *Proof) refresh(sawtooth time.Time, env Env) {
 	if p.rv == 0 || p.ahead(env) {
 		return
 	}
@@ -342,22 +344,23 @@ func (p *Proof) refresh(bookmark bool, env Env) {
 		return
 	}
 	if at, ok := env.Space.Timeline.FreshAtSeen(p.rv, p.rvAt); ok {
-		p.prove(at, bookmark, env)
+		p.prove(at, sawtooth, env)
 	}
 }
 
 // prove records that the store held everything committed by at. A bookmark
-// that proves it closes a sawtooth, whose peak counts toward the proof
-// period when it was healthy: the watch gave a sign of life at its cadence,
+// that proves it closes a sawtooth (whose staleness showed since sawtooth:
+// zero for any other proof), whose peak counts toward the proof period
+// when it was healthy: the watch gave a sign of life at its cadence,
 // was not reopened (a reopened watch gets its cadence anew, so its silence
 // across the reopen never counts as a stall), and the head was known all
 // along.
-func (p *Proof) prove(at time.Time, bookmark bool, env Env) {
+func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 	if !at.After(p.fresh) || p.unlisted(env) {
 		return
 	}
-	if bookmark && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.OpenedSince(p.fresh) {
-		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(p.fresh)})
+	if !sawtooth.IsZero() && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.OpenedSince(p.fresh) {
+		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(maxTime(p.fresh, sawtooth))})
 		if len(p.peaks) > maxPeaks {
 			p.peaks = p.peaks[1:]
 		}

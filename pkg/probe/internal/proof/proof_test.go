@@ -405,3 +405,32 @@ func TestASplitDoesNotForgetARestore(t *testing.T) {
 		t.Errorf("after the split: ahead %v, fresh %v; want ahead (not listed since the restore), fresh no later than it", v.Ahead, v.Fresh.Sub(sec(0)))
 	}
 }
+
+// A sawtooth's peak is the staleness the store showed right before the
+// bookmark that closed it: the head samples its RV covered kept it fresh
+// while etcd did not move, though no delivery recorded a proof. With the
+// freshness reads off (the proof period learned from peaks), a quiet start
+// whose first bookmark the server skipped taught the proof period 122s
+// while staleness never passed 5s (simulation seed 426922).
+func TestAPeakIsTheStalenessShown(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	w, p := &Watch{}, &Proof{}
+	env := func(at time.Time) Env {
+		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
+	}
+	// a watch-list: the watch opens with the list, whose end bookmark
+	// ends the initial events
+	w.ListStarted(sec(0), true)
+	w.WatchOpened(sec(0), time.Time{})
+	p.ApplyList(1000, w.ListEnded(sec(1)), env(sec(1)))
+	for s := 5; s <= 120; s += 5 { // nothing written: the head stays at the RV
+		sp.Sample(0, 1000, true, sec(float64(s)), sec(float64(s)), true)
+	}
+	sp.Sample(0, 1001, true, sec(121), sec(121), true)
+	w.Received(sec(121.5), true)
+	p.ApplyBookmark(1001, env(sec(121.5)))
+	if v := p.Snapshot(env(sec(122))); v.ProofPeriodKnown && v.ProofPeriod > 10*time.Second {
+		t.Errorf("proof period %v after a sawtooth whose staleness never passed 5s", v.ProofPeriod)
+	}
+}
