@@ -454,8 +454,9 @@ func (c *Checker) mixedHistories(res string, truth ResourceTruth, now time.Time)
 
 // blind reports whether a restore at restored is still unknowable at
 // now: no write has landed in the restored history and been answered. With
-// a canary that is at most a canary interval, a write's round trip (two, on
-// a slow connection: the one in flight, then the next) and a probe, after
+// a canary that is at most a canary interval, a write's round trip (four,
+// on a slow connection: the one in flight, then a patch of an object the
+// restore removed, its create, and the write after) and a probe, after
 // the API server is back if it was down (see README "Failure modes": etcd
 // restored); without one, nothing
 // tells until the API servers restart and the informers relist.
@@ -479,8 +480,10 @@ func (c *Checker) blind(now, restored time.Time) bool {
 			// once it is back
 			from = maxTime(from, c.start.Add(f.End()))
 		case f.Kind == Slow && f.Host == HostCanary && f.Start <= at+window && at < f.End():
-			// the write in flight at the restore, then the next one, each
-			// answer a latency late (the canary writes one at a time)
+			// the write in flight at the restore, then the next one, which
+			// may find the canary object gone with the restore (a 404,
+			// then a create): each answers a latency late (the canary
+			// writes one at a time)
 			slow = max(slow, f.Latency)
 		case f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary && f.Start <= at && at < f.End()+c.h.Setup.CanaryInterval:
 			return true
@@ -496,7 +499,7 @@ func (c *Checker) blind(now, restored time.Time) bool {
 			}
 		}
 	}
-	return now.Sub(from) <= window+2*slow
+	return now.Sub(from) <= window+4*slow
 }
 
 // lagProvable reports whether the monitor can tell, by now, that r's
