@@ -17,6 +17,14 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "a restore, then the canary's CRD deleted: two resources' watch caches frozen at the same revision of the lost history answered their freshness reads alike, above the new history; their run was no one source's, so the reference's next lower sample counted a second restore; heads above that no reference saw are dropped whoever saw them now",
+		h: History{Seed: 421893, Duration: 6 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resWidgets, resDeploys}},
+			Faults: []Fault{{Kind: "restore", Start: 220 * time.Second, Dur: 20 * time.Second, Back: 50000}, {Kind: "delete-crd", Start: 223 * time.Second, Dur: 10 * time.Second, Resource: "configmaps"}},
+		},
+	},
+	{
 		caught: "the checker: a restore under a canary slowed 20s is unknowable for four of its round trips, not two: the canary object did not exist in the backup, so the write after the one in flight got a 404 and created it (staleness 4s with a revert missing for 70s was no lie)",
 		h: History{Seed: 427633, Duration: 6 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 600000000000}},

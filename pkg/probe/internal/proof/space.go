@@ -288,15 +288,15 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 		return v
 	case id == s.ref:
 		// the reference saw less than a head answered before it was asked
-		if src, provisional, sole := s.Timeline.SoleSourceAbove(rv); sole && provisional {
-			// every head above came from one other source, or from
-			// freshness reads of the reference's resource on another
-			// connection (another API server's cache, frozen at a higher
-			// revision of a history etcd lost): drop them, no restore; the
-			// other source is foreign once the reference moved on between
-			// two
+		if src, sole, provisional, _ := s.Timeline.SourcesAbove(rv); provisional {
+			// every head above came from other sources, or from freshness
+			// reads of the reference's resource on another connection
+			// (watch caches of other API servers or resources, frozen at
+			// a higher revision of a history etcd lost, or another etcd):
+			// drop them, no restore; one other source alone is foreign
+			// once the reference moved on between two
 			s.Timeline.TruncateAbove(rv)
-			if src != s.ref && (s.refOK && rv > s.refHead || s.contradicted[src] == 0) {
+			if sole && src != s.ref && (s.refOK && rv > s.refHead || s.contradicted[src] == 0) {
 				v = s.contradict(v, src, rv)
 			}
 			s.Timeline.Add(sent, recv, rv, id)

@@ -172,3 +172,29 @@ func TestARestoreSettledByAnotherSourceStartsAtTheReference(t *testing.T) {
 		t.Errorf("%d restores counted for one", regressions)
 	}
 }
+
+// After a restore, two resources' watch caches frozen at the same revision
+// of the lost history answer their freshness reads alike, above the new
+// history: the reference's next sample below them truncates them as it
+// does one source's, and is no second restore (simulation seed 421893).
+func TestTwoFrozenCachesAboveAreNoRestore(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	for id := int32(0); id < 3; id++ {
+		sp.AddSource(id)
+	}
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(i), true, at, at, true)
+	}
+	sp.Sample(1, 1022, true, sec(51), sec(51), false)
+	sp.Sample(2, 1022, true, sec(51.5), sec(51.5), false)
+	if v := sp.Sample(0, 11, true, sec(55), sec(55), true); v.Regressed {
+		t.Errorf("verdict %+v: two frozen caches above the reference made a restore", v)
+	}
+	for i := 1; i <= 3; i++ {
+		at := sec(float64(55 + 5*i))
+		if v := sp.Sample(0, uint64(11+i), true, at, at, true); v.Regressed {
+			t.Errorf("verdict %+v at %v: a restore counted", v, at.Sub(sec(0)))
+		}
+	}
+}

@@ -181,23 +181,21 @@ func (tl *Timeline) Below(rv uint64, after time.Time) int {
 	return n
 }
 
-// SoleSourceAbove reports the one source that saw every head above rv, if
-// one source alone did; provisional, whether it was not the reference for
-// any of them.
-func (tl *Timeline) SoleSourceAbove(rv uint64) (src int32, provisional, ok bool) {
+// SourcesAbove reports who saw the heads above rv: provisional, whether
+// none of them came from the reference; src and sole, the one source that
+// saw them all, if one alone did. ok is false when there are none.
+func (tl *Timeline) SourcesAbove(rv uint64) (src int32, sole, provisional, ok bool) {
 	i := tl.search(func(s *run) bool { return s.rv > rv })
 	if i == tl.n {
-		return 0, false, false
+		return 0, false, false, false
 	}
-	src, provisional = tl.at(i).source, true
+	src, sole, provisional = tl.at(i).source, true, true
 	for j := i; j < tl.n; j++ {
 		s := tl.at(j)
-		if s.source != src || s.source == Mixed {
-			return 0, false, false
-		}
+		sole = sole && s.source == src && s.source != Mixed
 		provisional = provisional && s.provisional
 	}
-	return src, provisional, true
+	return src, sole, provisional, true
 }
 
 // TruncateAbove drops every head above rv.

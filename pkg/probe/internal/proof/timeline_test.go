@@ -89,15 +89,18 @@ func TestTimelineSources(t *testing.T) {
 	tl.Add(sec(0), sec(0), 100, 0)
 	tl.Add(sec(5), sec(5), 200, 1)
 	tl.Add(sec(10), sec(10), 300, 1)
-	if src, _, ok := tl.SoleSourceAbove(150); !ok || src != 1 {
-		t.Errorf("soleSourceAbove(150) = %d, %v; want 1", src, ok)
+	if src, sole, _, ok := tl.SourcesAbove(150); !ok || !sole || src != 1 {
+		t.Errorf("SourcesAbove(150) = %d, sole %v, ok %v; want 1 alone", src, sole, ok)
 	}
-	if _, _, ok := tl.SoleSourceAbove(50); ok {
-		t.Error("soleSourceAbove(50): two sources saw heads above 50")
+	if _, sole, _, _ := tl.SourcesAbove(50); sole {
+		t.Error("SourcesAbove(50): two sources saw heads above 50")
+	}
+	if _, _, _, ok := tl.SourcesAbove(300); ok {
+		t.Error("SourcesAbove(300): no head above 300")
 	}
 	tl.Add(sec(15), sec(15), 300, 0) // a second source sees 300 too
-	if _, _, ok := tl.SoleSourceAbove(250); ok {
-		t.Error("soleSourceAbove(250): the run of 300 was seen by two sources")
+	if _, sole, _, ok := tl.SourcesAbove(250); !ok || sole {
+		t.Error("SourcesAbove(250): the run of 300 was seen by two sources")
 	}
 	tl.TruncateAbove(150)
 	if rv, _, _ := tl.Latest(); rv != 100 {
