@@ -341,7 +341,7 @@ func (c *Checker) Check(s Scrape) {
 			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
 				bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, truthStale.Seconds()))
 			}
-			if sig.LagOK && sig.Lag > lagSLO && !truth.CachesLost && !c.unprovable(r, s.At) {
+			if sig.LagOK && sig.Lag > lagSLO && !truth.CachesLost && !measuredInLoss && !c.unprovable(r, s.At) {
 				bad = append(bad, fmt.Sprintf("RV lag %.0f", sig.Lag))
 			}
 			if len(bad) > 0 {
