@@ -17,6 +17,14 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "a 2-minute probe hang failed the reference over to another source; the old reference answered first when it ended, but the head stayed the old reference's last, from before the hang, until the new one answered: lag head - RV read 0 with 8 changes missing for 82s (seed 416683 alike); the next accepted sample after a failover is the head now",
+		h: History{Seed: 422495, Duration: 6 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resSecrets, resNoBookmark}},
+			Faults: []Fault{{Kind: "hang", Start: 190 * time.Second, Dur: 2 * time.Minute, Host: "probe"}, {Kind: "stuck", Start: 226 * time.Second, Dur: 6 * time.Minute, Resource: "configmaps"}},
+		},
+	},
+	{
 		caught: "a restore, then the canary's CRD deleted: two resources' watch caches frozen at the same revision of the lost history answered their freshness reads alike, above the new history; their run was no one source's, so the reference's next lower sample counted a second restore; heads above that no reference saw are dropped whoever saw them now",
 		h: History{Seed: 421893, Duration: 6 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},

@@ -191,7 +191,8 @@ func (s *Space) Failed(id int32) int {
 		s.refFails++
 		if s.refFails >= refFailover {
 			if i := slices.Index(s.sources, id); i >= 0 && len(s.sources) > 1 {
-				s.ref, s.refFails = s.sources[(i+1)%len(s.sources)], 0
+				// the next accepted sample, whoever answers it, is the head
+				s.ref, s.refFails, s.refOK = s.sources[(i+1)%len(s.sources)], 0, false
 			}
 		}
 	}

@@ -198,3 +198,25 @@ func TestTwoFrozenCachesAboveAreNoRestore(t *testing.T) {
 		}
 	}
 }
+
+// When the reference fails over to another source, the head is the next
+// accepted sample's, whoever answers first: it stayed the old reference's
+// last head until the new one answered, and lag read head - RV against a
+// head from before a 2-minute probe hang (simulation seed 422495: lag 0
+// with 8 changes missing for 82s).
+func TestTheHeadAfterAFailover(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	sp.AddSource(1)
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(1010+i), true, at, at, true)
+	}
+	for i := 0; i < refFailover; i++ { // the probe of the reference hangs
+		sp.Failed(0)
+	}
+	sp.Sample(0, 1031, true, sec(180), sec(183), true) // the old reference answers first
+	if head, _, ok := sp.Head(); ok && head != 1031 {
+		t.Errorf("head %d after the failover and a sample of 1031, want 1031 (or unknown)", head)
+	}
+}
