@@ -107,9 +107,13 @@ func (c *canaryState) wrote(rv uint64, sent time.Time) (historyLost bool) {
 		c.forgetLocked(rv)
 		historyLost = true
 	}
+	prev := c.written
 	c.written = rv
-	if rv <= c.seenRV && c.seenRV != 0 {
-		// the watch beat the write's answer
+	// the watch beat the write's answer; unless nothing written in this
+	// history came before it (the first write, or the first after a
+	// restore reset the memory): then an RV seen above it may be a lost
+	// history's (a relist from a cache that kept it), not a later change
+	if rv <= c.seenRV && c.seenRV != 0 && (prev != 0 || rv == c.seenRV) {
 		c.deliveredLocked(sent, c.seenAt)
 		for _, in := range c.seenBy {
 			c.proveLocked(in, sent)
