@@ -17,6 +17,15 @@ var corpus = []struct {
 	h      History
 }{
 	{
+		caught: "a freshness read refused (429) after a restart blocked every later read until a bookmark came, and with etcd sending no progress notifications only a read moves a quiet cache: no bookmark ever came, staleness grew to 306s on a store missing nothing (seed 500381 alike); a read with no bookmark after it is tried again a cadence later now",
+		h: History{Seed: 505019, Duration: 9 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resSecrets, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 9 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "gadgets.legacy.example.io", Start: 0, End: 9 * time.Minute, Rate: 5, Keys: 1}},
+			Faults: []Fault{{Kind: "restart", Start: 207 * time.Second, Dur: 30 * time.Second}, {Kind: "refuse", Start: 226 * time.Second, Dur: 2 * time.Minute, Host: "informers", Code: 429}},
+		},
+	},
+	{
 		caught: "a 2-minute probe hang failed the reference over to another source; the old reference answered first when it ended, but the head stayed the old reference's last, from before the hang, until the new one answered: lag head - RV read 0 with 8 changes missing for 82s (seed 416683 alike); the next accepted sample after a failover is the head now",
 		h: History{Seed: 422495, Duration: 6 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},

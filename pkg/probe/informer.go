@@ -373,8 +373,8 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 // freshenDue reports whether a freshness read would make the next bookmark
 // prove freshness, and if so marks one under way: a watch is open and live
 // with bookmarks, one is due within lead (the next of the cadence, or the
-// one before the watch's timeout), no read since the latest bookmark, and
-// nothing else proved freshness lately.
+// one before the watch's timeout), no read since the latest bookmark (or
+// none for a cadence), and nothing else proved freshness lately.
 func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 	if in.freshen == nil {
 		return false
@@ -390,7 +390,11 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 		return false
 	case in.synced != nil && !in.synced():
 		return false
-	case in.freshenedAt.After(in.wire.LastBookmark()):
+	case in.freshenedAt.After(in.wire.LastBookmark()) && now.Sub(in.freshenedAt) < in.wire.Cadence():
+		// one read per bookmark; one with no bookmark after it (it failed,
+		// or the cache did not move) is tried again a cadence later: with
+		// etcd sending no progress notifications only a read moves a quiet
+		// cache, and the bookmark waits for it
 		return false
 	case now.Sub(fresh) < 2*lead:
 		return false // events keep it fresh
