@@ -67,12 +67,7 @@ func TestAListDuringALossCountsOnceTheLossEnds(t *testing.T) {
 // model refused connections as a real dialer does).
 func TestLagOnceAWatchExpired(t *testing.T) {
 	sp, w, p, env := listedAt1000()
-	for i := 1; i <= 10; i++ { // a delivery at the head every 5s
-		rv := uint64(1000 + 10*i)
-		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
-		w.Received(sec(float64(5*i)), false)
-		p.ApplyEvent(rv, env(sec(float64(5*i))))
-	}
+	deliverAtTheHead(sp, w, p, env, 10) // a delivery at the head every 5s
 	if v := p.Snapshot(env(sec(51))); !v.LagKnown || v.Lag != 0 {
 		t.Fatalf("lag %v (known %v) while delivering at the head, want 0", v.Lag, v.LagKnown)
 	}
@@ -260,12 +255,7 @@ func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
 // changes missing for 76s).
 func TestLagWhileTheRelistAfterAnExpiryHangs(t *testing.T) {
 	sp, w, p, env := listedAt1000()
-	for i := 1; i <= 10; i++ {
-		rv := uint64(1000 + 10*i)
-		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
-		w.Received(sec(float64(5*i)), false)
-		p.ApplyEvent(rv, env(sec(float64(5*i))))
-	}
+	deliverAtTheHead(sp, w, p, env, 10)
 	w.WatchEnded(sec(52)) // the API server restarts
 	w.WatchOpened(sec(85), time.Time{})
 	w.WatchError(true)
@@ -283,12 +273,7 @@ func TestLagWhileTheRelistAfterAnExpiryHangs(t *testing.T) {
 // a relist from a stuck watch cache, 435 changes missing for 82s).
 func TestAListBehindTheHeadIsLag(t *testing.T) {
 	sp, w, p, env := listedAt1000()
-	for i := 1; i <= 10; i++ {
-		rv := uint64(1000 + 10*i)
-		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
-		w.Received(sec(float64(5*i)), false)
-		p.ApplyEvent(rv, env(sec(float64(5*i))))
-	}
+	deliverAtTheHead(sp, w, p, env, 10)
 	w.WatchEnded(sec(52))
 	sp.Sample(0, 1300, true, sec(60), sec(60), true)
 	w.ListStarted(sec(61), false) // from the cache, at the informer's RV
@@ -432,5 +417,16 @@ func TestAPeakIsTheStalenessShown(t *testing.T) {
 	p.ApplyBookmark(1001, env(sec(121.5)))
 	if v := p.Snapshot(env(sec(122))); v.ProofPeriodKnown && v.ProofPeriod > 10*time.Second {
 		t.Errorf("proof period %v after a sawtooth whose staleness never passed 5s", v.ProofPeriod)
+	}
+}
+
+// deliverAtTheHead has the informer deliver n events, one every 5s from
+// 5s, each at the head a sample just saw (RVs 1010, 1020, ...).
+func deliverAtTheHead(sp *Space, w *Watch, p *Proof, env func(time.Time) Env, n int) {
+	for i := 1; i <= n; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
 	}
 }
