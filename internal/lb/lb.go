@@ -90,22 +90,25 @@ func (b *Balancer) accept() {
 		if err != nil {
 			return
 		}
+		// the backend is chosen here, in the order connections arrive: a
+		// choice made in each connection's goroutine would let a later
+		// connection take an earlier one's turn
+		server, be, err := b.dial()
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
-			b.serve(c)
+			b.serve(c, server, be)
 		}()
 	}
 }
 
-// serve pins c to the next backend that answers a dial and forwards until
-// either side closes.
-func (b *Balancer) serve(c net.Conn) {
-	server, be, err := b.dial()
-	if err != nil {
-		_ = c.Close()
-		return
-	}
+// serve forwards between c and its pinned backend connection until either
+// side closes.
+func (b *Balancer) serve(c, server net.Conn, be *Backend) {
 	p := &pinned{client: c, server: server}
 	b.mu.Lock()
 	if b.closed {
