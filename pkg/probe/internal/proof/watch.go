@@ -36,7 +36,8 @@ type Watch struct {
 	// silence was longer than the cadence allows: a new watch's first
 	// bookmark is not due before a cadence after it opened
 	clock       time.Time
-	bookmarkRef time.Time // the latest bookmark, or the watch's start
+	bookmarkRef time.Time // when the server sent the latest bookmark (see sentAt), or the watch's start
+	received    time.Time // when the latest bookmark arrived, or the watch's start
 	periods     [5]time.Duration
 	nPeriods    int
 	bookmarks   bool // a bookmark ever arrived
@@ -54,6 +55,9 @@ const (
 	// DefaultBookmarkPeriod is kube-apiserver's watch bookmark period.
 	DefaultBookmarkPeriod = time.Minute
 	maxCadence            = 10 * time.Minute
+	// bookmarkTick is how late a bookmark may come on its own: the
+	// cacher's 1s dispatch tick and a moment on the wire.
+	bookmarkTick = 2 * time.Second
 	// silentSlack is how far past its cadence a sign of life may come late
 	// (the cacher's 1s dispatch tick, a slow connection) before the
 	// silence is evidence.
@@ -101,7 +105,7 @@ func (w *Watch) ListStarted(now time.Time, consistent bool) string {
 func (w *Watch) ListEnded(now time.Time) (consistentFrom time.Time) {
 	w.listing, w.unserved, w.relistExpired = false, false, false
 	w.live(now)
-	w.bookmarkRef = now
+	w.bookmarkRef, w.received = now, now
 	if w.consistent {
 		return w.attemptStart
 	}
@@ -124,7 +128,7 @@ func (w *Watch) WatchOpened(now, deadline time.Time) {
 	if w.bookmarks && !w.Silent(now) {
 		w.clock = now
 	}
-	w.watching, w.opened, w.deadline, w.bookmarkRef = true, now, deadline, now
+	w.watching, w.opened, w.deadline, w.bookmarkRef, w.received = true, now, deadline, now, now
 	if !w.bookmarks {
 		w.live(now) // a watch with bookmarks shows its life by them
 	}
@@ -187,13 +191,32 @@ func (w *Watch) WatchError(expired bool) {
 // Received records an event (bookmark false) or a bookmark received at now.
 func (w *Watch) Received(now time.Time, bookmark bool) {
 	if bookmark {
+		sent := w.sentAt(now)
 		if !w.bookmarkRef.IsZero() {
-			w.periods[w.nPeriods%len(w.periods)] = now.Sub(w.bookmarkRef)
+			w.periods[w.nPeriods%len(w.periods)] = sent.Sub(w.bookmarkRef)
 			w.nPeriods++
 		}
-		w.bookmarks, w.bookmarkRef = true, now
+		w.bookmarks, w.bookmarkRef, w.received = true, sent, now
 	}
 	w.live(now)
+}
+
+// sentAt is when the server sent a bookmark received at now, as far as
+// its schedule says: the API server sends the next a period after it sent
+// the last, however late that one arrived, so one that arrives late by
+// more than the dispatch tick but less than half a period was held on the
+// way (a frozen or slow connection) and was sent when it was due; one a
+// whole period late was skipped by the server (its cache did not move)
+// and the schedule runs from it.
+func (w *Watch) sentAt(now time.Time) time.Time {
+	if !w.bookmarks {
+		return now
+	}
+	due, ok := w.NextBookmark()
+	if late := now.Sub(due); ok && late > bookmarkTick && late < w.Cadence()/2 {
+		return due
+	}
+	return now
 }
 
 func (w *Watch) live(now time.Time) {
@@ -332,4 +355,4 @@ func (w *Watch) NextBookmark() (time.Time, bool) {
 
 // LastBookmark returns the latest bookmark's receipt (or the watch's
 // start).
-func (w *Watch) LastBookmark() time.Time { return w.bookmarkRef }
+func (w *Watch) LastBookmark() time.Time { return w.received }

@@ -137,3 +137,32 @@ func TestAReopenedWatchGetsItsCadenceAnew(t *testing.T) {
 		t.Error("not silent 286s after the last bookmark: a watch reopened on a cache already silent that long proves nothing")
 	}
 }
+
+// kube-apiserver sends a watch's next bookmark a period after it sent the
+// last, whenever that one arrived: a bookmark a frozen connection held
+// back does not move the schedule. Predicted from its receipt, the next
+// was expected 9s late, the freshness read went out after it, and a cache
+// stuck just before showed RV lag 0 for a bookmark period more (simulation
+// seed 603496 of 40,000).
+func TestADelayedBookmarkKeepsTheServersSchedule(t *testing.T) {
+	var w Watch
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(0))
+	w.WatchOpened(sec(0), sec(600))
+	w.Received(sec(60), true)
+	w.Received(sec(120.5), true)
+	w.Received(sec(191), true) // sent at ~181, held by a 10s freeze
+	if next, _ := w.NextBookmark(); next.After(sec(242)) {
+		t.Errorf("next bookmark expected at %v, want by 242s (the server sent the last at ~181)", next.Sub(sec(0)))
+	}
+	w.Received(sec(241.5), true)
+	if p := w.Period(); p < 60*time.Second || p > 61*time.Second {
+		t.Errorf("bookmark period %v after a delayed one, want the server's ~60.5s", p)
+	}
+	// a bookmark the server skipped (its cache did not move) arrives a
+	// whole period late: the schedule runs from it
+	w.Received(sec(362.5), true)
+	if next, _ := w.NextBookmark(); next.Before(sec(422)) {
+		t.Errorf("next bookmark expected at %v after a skipped one, want ~423s", next.Sub(sec(0)))
+	}
+}
