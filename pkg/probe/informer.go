@@ -374,13 +374,14 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 // prove freshness, and if so marks one under way: a watch is open and live
 // with bookmarks, one is due within lead (the next of the cadence, or the
 // one before the watch's timeout), no read since the latest bookmark (or
-// none for a cadence), and nothing else proved freshness lately.
+// none for a cadence). A busy resource is read too: events that stop just
+// before a bookmark leave only the read to show that its RV is behind.
 func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 	if in.freshen == nil {
 		return false
 	}
 	in.proofMu.Lock()
-	rv, fresh := in.proof.RV(), in.proof.Fresh()
+	rv := in.proof.RV()
 	in.proofMu.Unlock()
 	in.wireMu.Lock()
 	defer in.wireMu.Unlock()
@@ -396,8 +397,6 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 		// etcd sending no progress notifications only a read moves a quiet
 		// cache, and the bookmark waits for it
 		return false
-	case now.Sub(fresh) < 2*lead:
-		return false // events keep it fresh
 	case now.Before(next.Add(-lead)):
 		return false
 	}

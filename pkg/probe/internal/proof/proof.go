@@ -505,10 +505,6 @@ func (p *Proof) proofPeriod(env Env) time.Duration {
 	return d
 }
 
-// Fresh returns when the store was last proven fresh (zero: never), for
-// deciding whether a freshness read is worth sending.
-func (p *Proof) Fresh() time.Time { return p.fresh }
-
 // RV returns the highest RV the store holds (0: unknown).
 func (p *Proof) RV() uint64 { return p.rv }
 
