@@ -199,7 +199,7 @@ func (m *Monitor) settle(sp *space, v proof.Verdict) {
 	}
 	switch {
 	case v.Regressed && v.Known:
-		sp.log.Info("head resource version went back to etcd's history after a loss a write proved; history reset")
+		sp.log.Info("head resource version went back again, to etcd's history after a loss counted before; history reset")
 	case v.Regressed:
 		warn(sp.log, "head resource version went backwards (etcd restored?); history reset")
 		m.regressed(sp)

@@ -65,11 +65,12 @@ type Space struct {
 	// a write lands above the reads again: one loss, counted once.
 	lostWrite uint64
 	lostAt    time.Time
-	known     bool // the latest regression followed a loss a write proved
+	known     bool // the latest regression followed a loss counted before
 	// readsWentBack: the epoch began with the reads going back (counted
-	// then), not with a write, with a sample requested at epochAt
+	// then) to fellTo, not with a write, with a sample requested at epochAt
 	readsWentBack bool
 	epochAt       time.Time
+	fellTo        uint64
 	// ended is the latest sample of the history the latest regression left
 	// behind: a list completed after it at an RV below it is of the new
 	// history (one etcd's revision never goes back within a history)
@@ -318,8 +319,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 		if s.suspect.samples < settleAfter && !agreed && len(s.sources) > 1 {
 			return v
 		}
-		s.regress()
-		s.readsWentBack, s.epochAt = !s.known, sent
+		s.readsFell(rv, sent)
 		s.Timeline.Add(sent, recv, rv, id)
 		v.Accepted, v.Regressed, v.Known = true, true, s.known
 	default:
@@ -330,8 +330,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 			// source's, if above it, may come from a watch cache of the
 			// lost history: provisional
 			sus := *s.suspect
-			s.regress()
-			s.readsWentBack, s.epochAt = !s.known, sus.sent
+			s.readsFell(sus.rv, sus.sent)
 			s.Timeline.Add(sus.sent, sus.recv, sus.rv, s.ref)
 			s.Timeline.AddProvisional(sent, recv, rv, id)
 			v.Accepted, v.Regressed, v.Known = true, true, s.known
@@ -362,6 +361,22 @@ func (s *Space) foreign(v Verdict, id int32) Verdict {
 	s.RemoveSource(id)
 	v.Foreign = append(v.Foreign, id)
 	return v
+}
+
+// readsFell records that the reads went back to rv, in a sample requested
+// at sent. After a restore they may fall twice: first to a watch cache
+// frozen in the lost history (below the head before it), then to etcd's
+// revision. A history that began with the reads falling, that no write
+// and no read moved on since, did not live: falling again is the same
+// loss.
+func (s *Space) readsFell(rv uint64, sent time.Time) {
+	if head, _, ok := s.Timeline.Latest(); s.readsWentBack && !s.wroteSince(s.epochAt) && (!ok || head <= s.fellTo) {
+		s.forgetReads()
+		s.known, s.fellTo = true, rv
+		return
+	}
+	s.regress()
+	s.readsWentBack, s.epochAt, s.fellTo = !s.known, sent, rv
 }
 
 func (s *Space) regress() {
