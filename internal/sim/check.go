@@ -225,13 +225,13 @@ func (c *Checker) Check(s Scrape) {
 		for _, in := range r.Informers {
 			slowStore = slowStore || (in.SlowStore > 0 && !in.Embedded)
 		}
+		// a restore the monitor cannot see yet (no canary write landed
+		// below what it read) hides both its reverts and the writes a
+		// watch cache ahead of etcd swallows, from staleness and lag alike
+		unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || listedInLoss) && c.blind(s.At, c.start.Add(restored)) || mixed || listedTainted && (reverted || restored >= 0 && c.blind(s.At, c.start.Add(restored)))
 		// no claimed freshness that the truth contradicts
 		if sig.StalenessOK && !slowStore {
 			claimed := s.At.Add(-time.Duration(sig.Staleness * float64(time.Second)))
-			// a restore the monitor cannot see yet (no canary write
-			// landed below what it read) hides both its reverts and the
-			// writes a watch cache ahead of etcd swallows
-			unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || listedInLoss) && c.blind(s.At, c.start.Add(restored)) || mixed || listedTainted && (reverted || restored >= 0 && c.blind(s.At, c.start.Add(restored)))
 			if claimed.After(fresh.Add(time.Millisecond)) && !unseen {
 				c.fail(s.At, name, "staleness below the truth", "staleness %.3fs, but the cache lacks a change committed %.3fs ago (%d missing)", sig.Staleness, truthStale.Seconds(), missing)
 			}
@@ -302,9 +302,9 @@ func (c *Checker) Check(s Scrape) {
 		for _, it := range truth.Informers {
 			reopened = reopened && it.Live && s.At.Sub(it.Disrupted) < lagDeadline
 		}
-		// (what a restore reverted is missing unseen while the restore is:
-		// no RV tells, as for staleness)
-		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r, s.At, truthStale) && !((lostHistory || listedInLoss) && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !(reverted && (c.blind(s.At, fresh) || listedTainted)) && !mixed && !c.readsFailed(s.At, truthStale) {
+		// (what a restore reverted or swallowed is missing unseen while
+		// the restore is: no RV tells, as for staleness)
+		if sig.LagOK && sig.Lag == 0 && truthStale > lagDeadline && !reopened && c.lagProvable(r, s.At, truthStale) && !unseen && !(lostHistory && restored >= 0 && c.blind(s.At, c.start.Add(restored))) && !c.readsFailed(s.At, truthStale) {
 			c.fail(s.At, name, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", missing, truthStale.Seconds())
 		}
 		// no lag above the SLO while nothing has been missing for a while
@@ -485,7 +485,8 @@ func (c *Checker) blind(now, restored time.Time) bool {
 			// then a create): each answers a latency late (the canary
 			// writes one at a time)
 			slow = max(slow, f.Latency)
-		case f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary && f.Start <= at && at < f.End()+c.h.Setup.CanaryInterval:
+		case f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End()+c.h.Setup.CanaryInterval:
+			// the canary's resource gone before its next write could land
 			return true
 		case (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End():
 			return true // the canary cannot write while the restore is to be seen
