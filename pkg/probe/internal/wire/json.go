@@ -230,6 +230,9 @@ func hex4(b []byte) (rune, bool) {
 // object walks the members of the JSON object at b[i]: next returns each
 // key (its raw contents, escaped or not) and leaves pos at its value; the
 // caller reads the value and sets pos past it, or calls skip.
+// Callers write the loop over next themselves: a helper calling back with
+// the object would move it to the heap, an allocation per object read (4
+// per watch event, measured with BenchmarkWatchDecoder).
 type object struct {
 	b     []byte
 	pos   int

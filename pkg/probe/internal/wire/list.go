@@ -49,19 +49,9 @@ func (d *listDecoder) json() error {
 	}
 	r.off++
 	for first := true; ; first = false {
-		c, err := r.skipSpace()
-		if err != nil {
+		done, err := r.nextMember(first, '}')
+		if err != nil || done {
 			return unexpected(err)
-		}
-		if c == '}' {
-			r.off++
-			return nil
-		}
-		if !first {
-			if c != ',' {
-				return errJSON
-			}
-			r.off++
 		}
 		k, err := r.jsonValue()
 		if err != nil {
@@ -127,19 +117,9 @@ func (d *listDecoder) jsonItems() error {
 	}
 	r.off++
 	for first := true; ; first = false {
-		c, err := r.skipSpace()
-		if err != nil {
+		done, err := r.nextMember(first, ']')
+		if err != nil || done {
 			return err
-		}
-		if c == ']' {
-			r.off++
-			return nil
-		}
-		if !first {
-			if c != ',' {
-				return errJSON
-			}
-			r.off++
 		}
 		v, err := r.jsonValue()
 		if err != nil {

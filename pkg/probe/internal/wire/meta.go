@@ -217,46 +217,39 @@ func unwrap(b []byte) ([]byte, error) {
 	if len(b) < len(protoMagic) || string(b[:len(protoMagic)]) != protoMagic {
 		return nil, errProto
 	}
-	b = b[len(protoMagic):]
-	var raw []byte
+	raw, _, err := bytesOf(b[len(protoMagic):], 2)
+	return raw, err
+}
+
+// bytesOf returns the last length-delimited field num of the message b
+// (found false: none), skipping the others.
+func bytesOf(b []byte, num uint64) (v []byte, found bool, err error) {
 	for i := 0; i < len(b); {
-		num, wt, next, err := tag(b, i)
+		n, wt, next, err := tag(b, i)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if num == 2 && wt == wireBytes {
-			raw, i, err = bytesField(b, next)
+		if n == num && wt == wireBytes {
+			v, i, err = bytesField(b, next)
+			found = true
 		} else {
 			i, err = skipField(b, next, wt)
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return raw, nil
+	return v, found, nil
 }
 
 // protoObject reads m from an object's protobuf (the raw bytes inside the
 // envelope): its ObjectMeta is field 1, as in every Kubernetes type.
 func (d *metaDecoder) protoObject(b []byte, m *Meta) error {
-	for i := 0; i < len(b); {
-		num, wt, next, err := tag(b, i)
-		if err != nil {
-			return err
-		}
-		if num == 1 && wt == wireBytes {
-			var meta []byte
-			if meta, i, err = bytesField(b, next); err == nil {
-				err = protoMeta(meta, m)
-			}
-		} else {
-			i, err = skipField(b, next, wt)
-		}
-		if err != nil {
-			return err
-		}
+	meta, found, err := bytesOf(b, 1)
+	if err != nil || !found {
+		return err
 	}
-	return nil
+	return protoMeta(meta, m)
 }
 
 // ObjectMeta's field numbers (k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto).

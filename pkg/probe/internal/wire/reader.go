@@ -111,6 +111,27 @@ func (r *reader) skipSpace() (byte, error) {
 	}
 }
 
+// nextMember consumes what comes before the next member of a JSON object
+// or array being read (white space, and a comma after the first) and
+// reports whether close, which ends it, came instead (consumed).
+func (r *reader) nextMember(first bool, close byte) (done bool, err error) {
+	c, err := r.skipSpace()
+	if err != nil {
+		return false, err
+	}
+	if c == close {
+		r.off++
+		return true, nil
+	}
+	if !first {
+		if c != ',' {
+			return false, errJSON
+		}
+		r.off++
+	}
+	return false, nil
+}
+
 // jsonValue consumes one JSON value (after white space) and returns it; the
 // slice is valid until the reader's next call.
 func (r *reader) jsonValue() ([]byte, error) {

@@ -155,19 +155,8 @@ func (d *WatchDecoder) protoEvent(b []byte, ev *Event) error {
 			if ext, i, err = bytesField(b, next); err != nil {
 				return err
 			}
-			for j := 0; j < len(ext); {
-				n, w, nx, err := tag(ext, j)
-				if err != nil {
-					return err
-				}
-				if n == 1 && w == wireBytes {
-					object, j, err = bytesField(ext, nx)
-				} else {
-					j, err = skipField(ext, nx, w)
-				}
-				if err != nil {
-					return err
-				}
+			if object, _, err = bytesOf(ext, 1); err != nil {
+				return err
 			}
 		default:
 			if i, err = skipField(b, next, wt); err != nil {
