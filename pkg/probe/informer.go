@@ -391,9 +391,9 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 		return false
 	case in.synced != nil && !in.synced():
 		return false
-	case in.freshenedAt.After(in.wire.LastBookmark()) && now.Sub(in.freshenedAt) < in.wire.Cadence():
+	case in.freshenedAt.After(in.wire.LastBookmark()) && now.Sub(in.freshenedAt) < in.wire.Period():
 		// one read per bookmark; one with no bookmark after it (it failed,
-		// or the cache did not move) is tried again a cadence later: with
+		// or the cache did not move) is tried again a period later: with
 		// etcd sending no progress notifications only a read moves a quiet
 		// cache, and the bookmark waits for it
 		return false

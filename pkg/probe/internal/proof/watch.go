@@ -213,7 +213,7 @@ func (w *Watch) sentAt(now time.Time) time.Time {
 		return now
 	}
 	due, ok := w.NextBookmark()
-	if late := now.Sub(due); ok && late > bookmarkTick && late < w.Cadence()/2 {
+	if late := now.Sub(due); ok && late > bookmarkTick && late < w.Period()/2 {
 		return due
 	}
 	return now
@@ -333,18 +333,17 @@ func (w *Watch) Listing() bool { return w.listing }
 func (w *Watch) Watching() bool { return w.watching }
 
 // NextBookmark returns when the open watch's next bookmark is due: a
-// cadence after the latest, or the one before the watch's timeout if that
-// comes first; ok is false when none is expected (no watch, or one whose
+// period (Period) after the latest, or the one before the watch's timeout
+// if that comes first; ok is false when none is expected (no watch, or one whose
 // server has shown it sends none).
 func (w *Watch) NextBookmark() (time.Time, bool) {
 	if !w.watching || (!w.bookmarks && w.bookmarkless > 0) {
 		return time.Time{}, false
 	}
-	period := DefaultBookmarkPeriod // the first one, expected
-	if w.bookmarks {
-		period = w.Cadence()
-	}
-	next := w.bookmarkRef.Add(period)
+	// the server's period, not the median interval: a bookmark it skipped
+	// (its cache did not move, for want of a read) is no reason to read
+	// later
+	next := w.bookmarkRef.Add(w.Period())
 	if !w.deadline.IsZero() {
 		if pre := w.deadline.Add(-PreTimeoutBookmarkLead); pre.Before(next) && !pre.Before(w.bookmarkRef) {
 			next = pre
