@@ -283,7 +283,7 @@ func (c *Checker) Check(s Scrape) {
 			}
 		}
 		// the freshness proof period is the healthy sawtooth's height, not an incident's
-		if sig.ProofOK && c.sawtoothBounded() && c.quiet(s.At, 5*time.Minute) && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
+		if sig.ProofOK && c.sawtoothBounded() && c.quiet(s.At, 5*time.Minute) && !c.unseenRestoreLearned(s.At) && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
 			c.fail(s.At, name, "proof period above the healthy sawtooth", "freshness proof period %.0fs > %s, the most a healthy resource's sawtooth reaches here", sig.ProofPeriod, healthyProof)
 		}
 		// RV lag never 0 while the store misses writes older than a
@@ -333,9 +333,13 @@ func (c *Checker) Check(s Scrape) {
 		if c.quiet(s.At, recoverWithin) && c.faultsBefore(s.At) && allLive && missing == 0 && truth.Exists {
 			var bad []string
 			// (a watch whose cache began to move past its start gets its
-			// first bookmark within a bookmark period)
+			// first bookmark within a bookmark period; a store listed from
+			// a watch cache of a lost history stays ahead of the head until
+			// it lists again: what it holds may be of that history, and a
+			// watch resuming above etcd's revision gets only the writes
+			// above it)
 			firstBookmark := s.At.Sub(c.bookmarksAt[name]) <= time.Minute+15*time.Second
-			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && lostHistory) && !(sig.State == catalog.StateNoBookmarks && (!allBookmarks || firstBookmark)) {
+			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && (lostHistory || listedInLoss)) && !(sig.State == catalog.StateNoBookmarks && (!allBookmarks || firstBookmark)) {
 				bad = append(bad, "state "+sig.State)
 			}
 			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
@@ -577,6 +581,24 @@ func (c *Checker) sawtoothBounded() bool {
 		}
 	}
 	return true
+}
+
+// unseenRestoreLearned reports whether the proof period may hold a
+// restore's sawtooth: with the freshness reads off it is learned from the
+// sawtooth of the last 30 minutes, and a restore the monitor could not see
+// (a watch cache of the lost history frozen above the head, its bookmarks
+// arriving on time) looks like a healthy one to it.
+func (c *Checker) unseenRestoreLearned(now time.Time) bool {
+	if !c.h.Setup.NoFreshnessReads {
+		return false
+	}
+	for _, f := range c.h.Faults {
+		at := c.start.Add(f.Start)
+		if f.Kind == Restore && !at.After(now) && now.Sub(at) < 30*time.Minute && c.blind(now, at) {
+			return true
+		}
+	}
+	return false
 }
 
 // faultsBefore reports whether a fault began before now.

@@ -107,7 +107,7 @@ func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int, revert 
 	}
 	for key, log := range r.keys {
 		held := v.Store[key]
-		for _, e := range log[position(log, held):] {
+		for _, e := range log[position(log, held, t):] {
 			switch {
 			case e.At.After(t):
 			case e.W != nil && e.W.Lost:
@@ -125,14 +125,17 @@ func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int, revert 
 	return fresh, missing, revert
 }
 
-// position returns the index after the entry of held in log (0 when held
-// is nil: the view never saw the key).
-func position(log []*entry, held *Write) int {
+// position returns the index after the latest entry of log (by t) that
+// left the key at held: its write, or a restore's revert to it (a revert
+// supersedes what came before it, reverts of an earlier restore included);
+// 0 when held is nil (the view never saw the key).
+func position(log []*entry, held *Write, t time.Time) int {
 	if held == nil {
 		return 0
 	}
 	for i := len(log) - 1; i >= 0; i-- {
-		if log[i].W == held {
+		e := log[i]
+		if e.W == held || e.Revert && e.Target == held && !e.At.After(t) {
 			return i + 1
 		}
 	}
