@@ -19,6 +19,23 @@ var pageCorpus = []struct {
 	lie string
 }{
 	{
+		// three API servers, freshness reads off, etcd's progress every 10
+		// min: quiet widgets' watches heard nothing for whole sessions
+		// (RvsyncWatchStalled, then the staleness and RV-lag burns, on a
+		// watch missing nothing); and after a restore with every API
+		// server restarted, configmaps' watch resumed above etcd's new
+		// revision, silent on time, and nothing paged for 11 minutes
+		// (the store, which had not listed since, was not ahead of the
+		// head until it applied something)
+		name: "quiet watches without reads; a store silent since a restore (seed 514)",
+		h: History{Seed: 514, Duration: 113 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 3, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resWidgets}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 113 * time.Minute, Rate: 0.05, Keys: 1}},
+			Faults: []Fault{{Kind: "stuck", Start: 2903 * time.Second, Dur: 2 * time.Minute, Server: 1, Resource: "configmaps"}, {Kind: "restore", Start: 4497 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+	},
+	{
 		// the List-latency SLI counted the informer's 404s while the
 		// resource was not served as failed Lists: a resource that lists
 		// rarely burned its whole budget in ten seconds and paged
@@ -37,18 +54,16 @@ var pageCorpus = []struct {
 			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 90 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "widgets.example.com", Start: 0, End: 90 * time.Minute, Rate: 5, Keys: 5}},
 			Faults: []Fault{{Kind: "slow-server", Start: 2579 * time.Second, Dur: 15 * time.Minute, Latency: 200 * time.Millisecond}, {Kind: "hang", Start: 3142 * time.Second, Dur: 15 * time.Minute, Host: "probe"}},
 		},
-		// Since the model sends a watch no bookmark at or below the
-		// revision it started from, as kube-apiserver does (seen by
-		// internal/sim/conformance), the quiet deployments.apps watch
-		// hears nothing while nothing moves its watch cache: no write to
-		// it, etcd's progress notifications every 10 min, no freshness
-		// reads, and no consistent read that asks etcd for progress while
-		// the probe hangs (with no background writes, even the probe's
-		// reads of the busy resource rarely do). RvsyncWatchStalled fires
-		// at 1h7m30s and 1h16m30s, the staleness and RV-lag burns at
-		// 1h19m, on a live watch that misses nothing. Reported, not fixed:
-		// a silence that nothing could have ended is no evidence of a stall.
-		lie: "deployments.apps",
+		// The model sends a watch no bookmark at or below the revision it
+		// started from, as kube-apiserver does (seen by
+		// internal/sim/conformance): the quiet deployments.apps watch hears
+		// nothing while nothing moves its watch cache (no write to it,
+		// etcd's progress notifications every 10 min, no freshness reads).
+		// RvsyncWatchStalled fired at 1h7m30s and 1h16m30s, the staleness
+		// and RV-lag burns at 1h19m, on a live watch missing nothing, until
+		// a watch without reads was given its session to be silent in
+		// (proof.Watch.Cadence), its sessions ended on time counted as
+		// signs of life, and its sawtooth across them as healthy.
 	},
 	{
 		name: "a quiet resource whose server sends no bookmarks: nothing proves its cache fresh, staleness grew for as long as nobody wrote and paged (state no_bookmarks now, staleness absent) (seed 114)",

@@ -173,8 +173,8 @@ func TestSeed(t *testing.T) {
 	chk, err := runHistory(t, h, func(s Scrape) {
 		scrapes = append(scrapes, s)
 		for _, it := range s.Truth[*trace].Informers {
-			t.Logf("%7.1fs %s | truth %s: fresh -%.1fs missing %d reverted %v live %v bm %v stuck %v lost %v rv %d last -%.1fs listed -%.1fs", s.At.Sub(epoch).Seconds(), Dump(s, *trace), it.Host,
-				s.At.Sub(it.Fresh).Seconds(), it.Missing, it.Reverted, it.Live, it.Bookmarks, it.Stuck, it.LostHistory, it.RV, s.At.Sub(it.Last).Seconds(), s.At.Sub(it.ListedAt).Seconds())
+			t.Logf("%7.1fs %s | truth %s: fresh -%.1fs missing %d reverted %v live %v waiting %v bm %v stuck %v lost %v rv %d last -%.1fs listed -%.1fs", s.At.Sub(epoch).Seconds(), Dump(s, *trace), it.Host,
+				s.At.Sub(it.Fresh).Seconds(), it.Missing, it.Reverted, it.Live, it.Waiting, it.Bookmarks, it.Stuck, it.LostHistory, it.RV, s.At.Sub(it.Last).Seconds(), s.At.Sub(it.ListedAt).Seconds())
 		}
 	})
 	if err != nil {

@@ -60,7 +60,11 @@ type informer struct {
 	deliveries *deliveries // when each object's version reached the store, while stale-read checks are on
 }
 
-func newInformer(r *resource) *informer { return &informer{res: r} }
+func newInformer(r *resource) *informer {
+	in := &informer{res: r}
+	in.wire.SetReads(false) // until freshenWith gives it reads on its own connection
+	return in
+}
 
 // attach connects the informer's state to inf before it starts: it counts
 // the cached objects, drains the queue with each notification, reports
@@ -436,7 +440,7 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 		v.queueOldest = max(0, now.Sub(at))
 	}
 	in.queueMu.Unlock()
-	v.cadence = in.wire.Cadence()
+	v.cadence = in.wire.Cadence(now)
 	if v.synced {
 		v.silence, v.silenceKnown = in.wire.Silence(now)
 	}

@@ -283,6 +283,9 @@ func (m *Monitor) freshenWith(in *informer, read headFunc, own bool) {
 		return
 	}
 	in.freshen, in.ownReads = read, own
+	// a read moves the watch's cache only on the watch's own connection
+	// (another may reach another API server)
+	in.wire.SetReads(read != nil && own)
 }
 
 // instrument wraps the ListerWatcher of one more informer of r so that

@@ -323,7 +323,7 @@ func (p *Proof) Read(head uint64, recv time.Time) {
 // the reopened watch's cadence starts anew: only the read still shows it.
 func (p *Proof) readUnmet(rv uint64, env Env) bool {
 	r := p.read
-	return r != nil && env.OwnReads && rv < r.head && env.Now.Sub(r.recv) > env.Watch.Cadence()+silentSlack
+	return r != nil && env.OwnReads && rv < r.head && env.Now.Sub(r.recv) > env.Watch.Cadence(env.Now)+silentSlack
 }
 
 // Canary records that a canary written at sent reached the store by
@@ -359,7 +359,7 @@ func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 	if !at.After(p.fresh) || p.unlisted(env) {
 		return
 	}
-	if !sawtooth.IsZero() && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.OpenedSince(p.fresh) {
+	if !sawtooth.IsZero() && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) {
 		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(maxTime(p.fresh, sawtooth))})
 		if len(p.peaks) > maxPeaks {
 			p.peaks = p.peaks[1:]
@@ -437,9 +437,12 @@ func (p *Proof) Snapshot(env Env) Values {
 	sp := env.Space
 	rv := p.rv
 	if p.epoch != sp.Epoch() {
-		// restored since: the RV is of a lost history
+		// restored since: the RV is of a lost history, and the store ahead
+		// of the head until it lists again, as it is once it applies
+		// anything (sync)
 		fresh := p.lostFresh(sp, p.previousFresh(sp))
 		v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
+		v.Ahead = p.unlisted(env)
 		return v
 	}
 	v.RV, v.RVKnown = rv, rv != 0

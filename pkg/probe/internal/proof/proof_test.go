@@ -430,3 +430,78 @@ func deliverAtTheHead(sp *Space, w *Watch, p *Proof, env func(time.Time) Env, n 
 		p.ApplyEvent(rv, env(sec(float64(5*i))))
 	}
 }
+
+// A store that applied nothing since the reads went back to a restored
+// etcd's revision still holds what it listed before: maybe objects of the
+// lost history, at an RV of it. It is ahead of the head until it lists
+// again, as it is once it applies anything. The snapshot taken before its
+// next apply said neither: after etcd was restored and every API server
+// restarted, a watch resumed above etcd's new revision delivered nothing
+// for 38 minutes, silent on time (sessions ending at their timeout), and
+// nothing paged for 11 minutes (simulation pages seed 514).
+func TestAStoreSilentSinceARestoreIsAhead(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(1000+10*i), true, at, at, true)
+		w.Received(at, false)
+		p.ApplyEvent(uint64(1000+10*i), env(at))
+	}
+	// etcd restored to 500, the API servers restarted: the reads go back
+	sp.Sample(0, 500, true, sec(60), sec(60), true)
+	if sp.Epoch() == 0 {
+		t.Fatal("the head going back was no regression")
+	}
+	if v := p.Snapshot(env(sec(65))); !v.Ahead {
+		t.Errorf("snapshot %+v of a store that has not listed since the restore: not ahead", v)
+	}
+}
+
+// Without freshness reads a quiet resource's watch cache moves only at
+// etcd's progress notifications (every 10 minutes by default), and the API
+// server sends a watch no bookmark until its cache moves past the
+// revision the watch started from: the watch hears nothing for whole
+// sessions, each ended on time by the server. That is its healthy
+// sawtooth. The silence across a session's end read as a stall (its
+// cadence was judged after the session had ended), so RV lag showed head
+// - RV (6,142 on a cache missing nothing), and the sawtooth, crossing
+// reopened watches, never counted as healthy: the proof period stayed 0
+// and the staleness SLO burned (simulation pages seed 514).
+func TestAQuietSawtoothWithoutReadsIsHealthy(t *testing.T) {
+	sp, w, p, _ := listedAt1000()
+	w.SetReads(false)
+	env := func(at time.Time) Env {
+		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
+	}
+	head := func(s int) uint64 { return uint64(1000 + 10*s) }
+	cache := head(1) // the watch cache's RV: moved by progress notifications alone
+	opened, start := 5, cache
+	w.WatchEnded(sec(5))
+	w.WatchOpened(sec(5), sec(305))
+	var worst uint64
+	for s := 10; s <= 3000; s += 5 {
+		at := sec(float64(s))
+		sp.Sample(0, head(s), true, at, at, true)
+		if s%600 == 200 {
+			cache = head(s) // a progress notification
+		}
+		if s == opened+300 { // the server ends the session at its timeout
+			w.WatchEnded(at)
+			opened, start = s, cache
+			w.WatchOpened(at, sec(float64(s+300)))
+		}
+		if (s-opened)%60 == 0 && s > opened && cache > start { // the minute's bookmark, once the cache moved
+			w.Received(at, true)
+			p.ApplyBookmark(cache, env(at))
+		}
+		if v := p.Snapshot(env(at)); v.LagKnown && v.Lag > worst {
+			worst = v.Lag
+		}
+	}
+	if worst > 0 {
+		t.Errorf("RV lag reached %d on a quiet watch that missed nothing", worst)
+	}
+	if v := p.Snapshot(env(sec(3000))); !v.ProofPeriodKnown || v.ProofPeriod < 8*time.Minute {
+		t.Errorf("proof period %v (known %v), want the healthy sawtooth's ~10 min", v.ProofPeriod, v.ProofPeriodKnown)
+	}
+}

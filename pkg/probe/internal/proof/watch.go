@@ -41,6 +41,11 @@ type Watch struct {
 	periods     [5]time.Duration
 	nPeriods    int
 	bookmarks   bool // a bookmark ever arrived
+	heard       bool // the current watch session had a bookmark
+	// noReads: no freshness read goes out before each bookmark expected
+	// to move a quiet resource's watch cache, so its server may skip
+	// periodic bookmarks for want of movement (see SetReads)
+	noReads bool
 	// bookmarkless counts the watch sessions longer than a bookmark period
 	// that ended without a bookmark while none ever arrived: evidence that
 	// the server sends none
@@ -48,6 +53,7 @@ type Watch struct {
 	sessions     [3]time.Duration
 	nSessions    int
 	stallEnded   time.Time // when a sign of life ended the latest silence longer than the cadence allows
+	broken       time.Time // when the latest watch session ended before its timeout (broken, or ended by an error)
 }
 
 // Bookmark cadence defaults and limits.
@@ -128,7 +134,7 @@ func (w *Watch) WatchOpened(now, deadline time.Time) {
 	if w.bookmarks && !w.Silent(now) {
 		w.clock = now
 	}
-	w.watching, w.opened, w.deadline, w.bookmarkRef, w.received = true, now, deadline, now, now
+	w.watching, w.opened, w.deadline, w.bookmarkRef, w.received, w.heard = true, now, deadline, now, now, false
 	if !w.bookmarks {
 		w.live(now) // a watch with bookmarks shows its life by them
 	}
@@ -158,10 +164,14 @@ func (w *Watch) WatchEnded(now time.Time) {
 			w.bookmarkless++
 		}
 	}
-	w.watching = false
-	if !w.bookmarks && !w.deadline.IsZero() && !now.Before(w.deadline.Add(-silentSlack)) {
-		w.live(now)
+	onTime := !w.deadline.IsZero() && !now.Before(w.deadline.Add(-silentSlack))
+	if (!w.bookmarks || w.noReads) && onTime {
+		w.live(now) // the server ended it on time (judged while it was open)
 	}
+	if !onTime {
+		w.broken = now
+	}
+	w.watching = false
 }
 
 // resumeSettle is how long a watch reopened after a stall runs before its
@@ -190,15 +200,15 @@ func (w *Watch) WatchError(expired bool) {
 
 // Received records an event (bookmark false) or a bookmark received at now.
 func (w *Watch) Received(now time.Time, bookmark bool) {
+	w.live(now) // judged by the cadence that held during the silence
 	if bookmark {
 		sent := w.sentAt(now)
 		if !w.bookmarkRef.IsZero() {
 			w.periods[w.nPeriods%len(w.periods)] = sent.Sub(w.bookmarkRef)
 			w.nPeriods++
 		}
-		w.bookmarks, w.bookmarkRef, w.received = true, sent, now
+		w.bookmarks, w.heard, w.bookmarkRef, w.received = true, true, sent, now
 	}
-	w.live(now)
 }
 
 // sentAt is when the server sent a bookmark received at now, as far as
@@ -228,36 +238,54 @@ func (w *Watch) live(now time.Time) {
 	}
 }
 
-// Cadence is how often a live watch gives a sign of life: the median of
-// the latest intervals between bookmarks, never below kube-apiserver's
-// minute (the API server promises a bookmark at least that often, not at
-// most: it also sends early ones after a watch-list's initial events and
-// one 2s before a watch's timeout); for a watch that has not had one (yet:
-// a server that sends none, or a watch younger than a bookmark period), the
-// longest of its recent sessions, or the timeout the current one asked
-// for: the server ends each session, a sign of life.
-func (w *Watch) Cadence() time.Duration {
+// Cadence is how often a live watch gives a sign of life by now: the
+// median of the latest intervals between bookmarks, never below
+// kube-apiserver's minute (the API server promises a bookmark at least that
+// often, not at most: it also sends early ones after a watch-list's
+// initial events and one 2s before a watch's timeout); for a watch that
+// has not had one (yet: a server that sends none, or a watch younger than
+// a bookmark period), the longest of its recent sessions, or the timeout
+// the current one asked for: the server ends each session, a sign of life.
+//
+// Without freshness reads (SetReads), nothing but etcd's progress
+// notifications moves a quiet resource's watch cache, and its server sends
+// no bookmark until the cache moves past the watch's start (then one each
+// period): while a session that has had no bookmark yet is open, within
+// its timeout, the cadence is that session's length, its end on time the
+// only sign of life it may give. A session still open past its timeout is
+// no longer waited for.
+func (w *Watch) Cadence(now time.Time) time.Duration {
 	if !w.bookmarks {
-		var longest time.Duration
-		for _, d := range w.sessions[:min(w.nSessions, len(w.sessions))] {
-			longest = max(longest, d)
-		}
-		if w.watching && !w.deadline.IsZero() {
-			longest = max(longest, w.deadline.Sub(w.opened))
-		}
-		if longest == 0 {
-			return DefaultBookmarkPeriod
-		}
-		return min(max(longest, DefaultBookmarkPeriod), maxCadence)
+		return min(max(w.longestSession(), DefaultBookmarkPeriod), maxCadence)
 	}
-	n := min(w.nPeriods, len(w.periods))
-	if n == 0 {
-		return DefaultBookmarkPeriod
+	c := DefaultBookmarkPeriod
+	if n := min(w.nPeriods, len(w.periods)); n > 0 {
+		p := slices.Clone(w.periods[:n])
+		slices.Sort(p)
+		c = max(p[len(p)/2], c)
 	}
-	p := slices.Clone(w.periods[:n])
-	slices.Sort(p)
-	return min(max(p[len(p)/2], DefaultBookmarkPeriod), maxCadence)
+	if w.noReads && w.watching && !w.heard && !w.deadline.IsZero() && now.Before(w.deadline.Add(silentSlack)) {
+		c = max(c, w.deadline.Sub(w.opened))
+	}
+	return min(c, maxCadence)
 }
+
+// longestSession returns the longest of the recent watch sessions and the
+// timeout the current one asked for (0: none known).
+func (w *Watch) longestSession() time.Duration {
+	var longest time.Duration
+	for _, d := range w.sessions[:min(w.nSessions, len(w.sessions))] {
+		longest = max(longest, d)
+	}
+	if w.watching && !w.deadline.IsZero() {
+		longest = max(longest, w.deadline.Sub(w.opened))
+	}
+	return longest
+}
+
+// SetReads says whether a freshness read goes out before each bookmark
+// expected (the default; see Cadence).
+func (w *Watch) SetReads(on bool) { w.noReads = !on }
 
 // Period is the API server's bookmark period as the watch shows it: the
 // shortest of the latest intervals between bookmarks, never below
@@ -314,7 +342,7 @@ func (w *Watch) Silent(now time.Time) bool {
 // reopened on a watch cache that was already silent that long proves
 // nothing by opening).
 func (w *Watch) overdue(now time.Time) bool {
-	return now.Sub(maxTime(w.life, w.clock)) > w.Cadence()+silentSlack
+	return now.Sub(maxTime(w.life, w.clock)) > w.Cadence(now)+silentSlack
 }
 
 // StalledSince reports whether the watch was silent longer than its
@@ -323,8 +351,11 @@ func (w *Watch) StalledSince(t, now time.Time) bool {
 	return w.stallEnded.After(t) || w.Silent(now)
 }
 
-// OpenedSince reports whether the current watch opened after t.
-func (w *Watch) OpenedSince(t time.Time) bool { return w.opened.After(t) }
+// BrokenSince reports whether a watch session ended before its timeout
+// after t: the watch reopened, and a reopened watch gets its cadence anew,
+// so a silence across the reopen never counts as a stall. Sessions the
+// server ended on time say nothing of the sort.
+func (w *Watch) BrokenSince(t time.Time) bool { return w.broken.After(t) }
 
 // Listing reports whether a list cycle is under way.
 func (w *Watch) Listing() bool { return w.listing }

@@ -186,3 +186,44 @@ func TestTheNextBookmarkFollowsTheServersPeriod(t *testing.T) {
 		t.Errorf("next bookmark expected at %v, want a period after the last (~301s)", next.Sub(sec(0)))
 	}
 }
+
+// Without freshness reads nothing moves a quiet resource's watch cache
+// but etcd's progress notifications (every 10 minutes by default), and the
+// API server sends a watch no bookmark until its cache moves past the
+// revision the watch started from: a quiet watch reopened at its timeout
+// can hear nothing for a whole session, the server ending it on time its
+// only sign of life. Judged by the minute's cadence, that silence paged
+// RvsyncWatchStalled on live watches missing nothing (simulation pages
+// seed 514 of 1,000, page corpus seed 102).
+func TestAQuietWatchWithoutReadsMayWaitASession(t *testing.T) {
+	var w Watch
+	w.SetReads(false)
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(0))
+	w.WatchOpened(sec(0), sec(300))
+	for s := 60.0; s <= 298; s += 60 {
+		w.Received(sec(s), true)
+	}
+	w.WatchEnded(sec(300)) // the server ends it at its timeout
+	w.WatchOpened(sec(300), sec(900))
+	if w.Silent(sec(800)) {
+		t.Errorf("silent at 800s, 500s into a session whose cache nothing moved: want no stall before its end at 900s")
+	}
+	if c := w.Cadence(sec(800)); c < 600*time.Second {
+		t.Errorf("cadence %v without reads, want at least the session's 600s", c)
+	}
+	if !w.Silent(sec(1300)) {
+		t.Error("not silent 400s past the session's end with no sign of life")
+	}
+	// with reads, the minute's cadence holds
+	var r Watch
+	r.ListStarted(sec(0), true)
+	r.ListEnded(sec(0))
+	r.WatchOpened(sec(0), sec(300))
+	for s := 60.0; s <= 298; s += 60 {
+		r.Received(sec(s), true)
+	}
+	if c := r.Cadence(sec(200)); c > 61*time.Second {
+		t.Errorf("cadence %v with reads, want the minute's", c)
+	}
+}
