@@ -64,6 +64,13 @@ func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
 			if f.Alert == "RvsyncResourceVersionLagBudgetBurn" && h.deliveryFaultWithin(res, f.From-justifyWithin, f.From) {
 				continue
 			}
+			if f.Alert == "RvsyncWatchStalled" && within(bad.waiting, f.From-stallPage, f.From) {
+				// a live watch its server sends nothing until its watch
+				// cache moves (model.Tx.Waiting: on an etcd nobody writes
+				// to, freshness reads move nothing) cannot be told from a
+				// stalled one: a stated limitation (README "Failure modes")
+				continue
+			}
 			if !bad.within(f.From-justifyWithin, f.From) {
 				out = append(out, Violation{At: f.From, Resource: res, Rule: "false page", Detail: fmt.Sprintf("%v while nothing was wrong with it for %v before", f, justifyWithin)})
 			}
@@ -102,12 +109,16 @@ type badRun struct {
 
 // badSpans are when a resource was wrong in a way that justifies a page.
 type badSpans struct {
-	at   []time.Duration // scrapes at which something was wrong
-	runs []badRun
+	at      []time.Duration // scrapes at which something was wrong
+	runs    []badRun
+	waiting []time.Duration // scrapes at which a watch was waiting for its cache to move
 }
 
-func (b badSpans) within(from, to time.Duration) bool {
-	for _, t := range b.at {
+func (b badSpans) within(from, to time.Duration) bool { return within(b.at, from, to) }
+
+// within reports whether one of times is in [from, to].
+func within(times []time.Duration, from, to time.Duration) bool {
+	for _, t := range times {
 		if t >= from && t <= to {
 			return true
 		}
@@ -132,6 +143,12 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	start := scrapes[0].At
 	threshold := time.Duration(slo.DefaultStalenessThresholdSeconds * float64(time.Second))
 	var staleFrom, stallFrom time.Duration = -1, -1
+	// a watch that never had a bookmark (an etcd nobody writes to never
+	// moves its watch cache past the watch's start) looks like one whose
+	// server sends none: its stall is judged by its sessions, later than
+	// the bookmark cadence allows (README "no_bookmarks"); no page is owed
+	// by stallPage, though one is justified
+	heard, stallDeadline := false, stallPage
 	closeRun := func(from *time.Duration, to time.Duration, what string, deadline time.Duration) {
 		if *from >= 0 {
 			b.runs = append(b.runs, badRun{what: what, from: *from, to: to, deadline: deadline})
@@ -153,11 +170,18 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 			if rt.Exists && !in.Live && bookmarks {
 				stalled = true
 			}
+			heard = heard || in.Bookmarks
+			if in.Waiting {
+				b.waiting = append(b.waiting, t)
+			}
 			if !rt.Exists && !in.Live {
 				// a deleted resource's watch ends: not a stall
 				continue
 			}
-			lost = lost || in.LostHistory || in.Reverted
+			// a store that has not listed since its etcd was restored may
+			// hold objects of the lost history: nothing proves otherwise
+			// until it lists (README "RV regressions")
+			lost = lost || in.LostHistory || in.Reverted || h.restoredSince(res, in.ListedAt, start, t)
 			// a watch cache that stopped following etcd misses whatever is
 			// written next: a page on it is justified, written to or not
 			stuck = stuck || rt.Exists && in.Stuck
@@ -171,10 +195,13 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 		}
 		if stalled {
 			if stallFrom < 0 {
-				stallFrom = t
+				stallFrom, stallDeadline = t, stallPage
+				if !heard {
+					stallDeadline = never
+				}
 			}
 		} else {
-			closeRun(&stallFrom, t, "watch not delivering", stallPage)
+			closeRun(&stallFrom, t, "watch not delivering", stallDeadline)
 		}
 		if stale || lost || stuck || (stallFrom >= 0 && t-stallFrom >= stallAfter) {
 			b.at = append(b.at, t)
@@ -182,7 +209,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	}
 	end := scrapes[len(scrapes)-1].At.Sub(start)
 	closeRun(&staleFrom, end, "stale above the threshold", stalePage)
-	closeRun(&stallFrom, end, "watch not delivering", stallPage)
+	closeRun(&stallFrom, end, "watch not delivering", stallDeadline)
 	return b
 }
 
@@ -235,6 +262,23 @@ func (h History) deliveryFaultWithin(res string, from, to time.Duration) bool {
 			delays = f.Resource == res
 		}
 		if delays && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return false
+}
+
+// restoredSince reports whether the etcd of res was restored after
+// listed and by t (since start, the history's start).
+func (h History) restoredSince(res string, listed, start time.Time, t time.Duration) bool {
+	etcd := "main"
+	for _, r := range h.Setup.Resources {
+		if r.Name() == res && r.Etcd != "" {
+			etcd = r.Etcd
+		}
+	}
+	for _, f := range h.Faults {
+		if f.Kind == Restore && (f.Etcd == etcd || f.Etcd == "" && etcd == "main") && f.Start <= t && listed.Before(start.Add(f.Start)) {
 			return true
 		}
 	}

@@ -19,6 +19,32 @@ var pageCorpus = []struct {
 	lie string
 }{
 	{
+		// oracle: an informer that had not listed since a restore of its
+		// etcd paged ahead of the head (its store may hold objects of
+		// the lost history until it lists: README "RV regressions"), and
+		// the oracle found nothing wrong with it
+		name: "a store not listed since a restore pages ahead of the head (seed 63)",
+		h: History{Seed: 63, Duration: 116 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resDeploys, resEvents, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 116 * time.Minute, Rate: 0.5, Keys: 5}, {Resource: "events", Start: 0, End: 116 * time.Minute, Rate: 5, Keys: 1}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 3104 * time.Second, Dur: 45 * time.Second, Resource: "gadgets.legacy.example.io"}, {Kind: "delete-crd", Start: 3604 * time.Second, Dur: 15 * time.Minute, Resource: "gadgets.legacy.example.io"}, {Kind: "restore", Start: 4315 * time.Second, Dur: 20 * time.Second, Back: 5000}},
+		},
+	},
+	{
+		// oracle: a watch on an etcd nobody writes to never had a
+		// bookmark (its cache never moved past its start): the exporter
+		// judges it by its sessions, like a server that sends none; the
+		// oracle wanted a stall page within the bookmark cadence's time
+		name: "a frozen watch on an idle etcd is judged by its sessions (seed 586)",
+		h: History{Seed: 586, Duration: 113 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resEvents}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 113 * time.Minute, Rate: 5, Keys: 5}},
+			Faults: []Fault{{Kind: "freeze", Start: 6230 * time.Second, Dur: 15 * time.Minute, Host: "informers", Reset: true}},
+		},
+	},
+	{
 		// three API servers, freshness reads off, etcd's progress every 10
 		// min: quiet widgets' watches heard nothing for whole sessions
 		// (RvsyncWatchStalled, then the staleness and RV-lag burns, on a

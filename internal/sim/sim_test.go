@@ -125,11 +125,13 @@ func TestRandomPages(t *testing.T) {
 		}
 		if vs := CheckPages(h, scrapes, fired); len(vs) > 0 {
 			failed++
-			if failed <= 5 {
-				t.Errorf("seed %d: %d page violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./internal/sim -sim.one=%d -sim.duration=%v -sim.rules=30s", seed, len(vs), vs[0], h, seed, *pageDuration)
-				for _, v := range vs[1:min(5, len(vs))] {
-					t.Logf("  %v", v)
-				}
+			if failed > 5 { // every failing seed, the history of the first five
+				t.Errorf("seed %d: %d page violations, first: %v", seed, len(vs), vs[0])
+				continue
+			}
+			t.Errorf("seed %d: %d page violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./internal/sim -sim.one=%d -sim.duration=%v -sim.rules=30s", seed, len(vs), vs[0], h, seed, *pageDuration)
+			for _, v := range vs[1:min(5, len(vs))] {
+				t.Logf("  %v", v)
 			}
 		}
 	}
