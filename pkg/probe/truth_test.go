@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -680,10 +679,7 @@ func TestFreshnessReadPrecedesThePreTimeoutBookmark(t *testing.T) {
 		if s%5 == 0 {
 			w.probe(float64(s))
 		}
-		w.at(float64(s))
-		var wg sync.WaitGroup
-		w.mon.freshen(context.Background(), &wg)
-		wg.Wait()
+		w.freshen(float64(s))
 		switch deadline := opened + w.watchTimeout.Seconds(); {
 		case float64(s) == deadline-2:
 			w.deliver(float64(s), watch.Bookmark, cacheRV)
@@ -730,10 +726,7 @@ func TestTheBookmarkAfterEventsStopIsRead(t *testing.T) {
 		if s%5 == 0 {
 			w.probe(float64(s))
 		}
-		w.at(float64(s))
-		var wg sync.WaitGroup
-		w.mon.freshen(context.Background(), &wg)
-		wg.Wait()
+		w.freshen(float64(s))
 		if s == 60 {
 			w.deliver(60, watch.Bookmark, cacheRV) // the stuck cache's bookmark, at its old RV
 		}

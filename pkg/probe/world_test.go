@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +77,15 @@ func (w *world) at(s float64) { w.clock.SetTime(sec(s)) }
 func (w *world) probe(s float64) {
 	w.at(s)
 	w.mon.probe(context.Background(), w.tr.space.Load())
+}
+
+// freshen sends, at s, the freshness reads that are due, and waits for
+// them.
+func (w *world) freshen(s float64) {
+	w.at(s)
+	var wg sync.WaitGroup
+	w.mon.freshen(context.Background(), &wg)
+	wg.Wait()
 }
 
 // sync lists the resource consistently at s (RV ""), then opens a watch.

@@ -184,12 +184,7 @@ func TestASkippedBookmarkIsNoLongerProofPeriod(t *testing.T) {
 // (simulation seed 113802).
 func TestASampleBelowTheRVProvesNothing(t *testing.T) {
 	sp, w, p, env := listedAt1000()
-	for i := 1; i <= 10; i++ {
-		at := sec(float64(5 * i))
-		sp.Sample(0, uint64(1000+10*i), true, at, at, true)
-		w.Received(at, false)
-		p.ApplyEvent(uint64(1000+10*i), env(at))
-	}
+	deliverAtTheHead(sp, w, p, env, 10)
 	// the probe hangs; the store reaches 1200 at 70s
 	w.Received(sec(70), false)
 	p.ApplyEvent(1200, env(sec(70)))
@@ -441,12 +436,7 @@ func deliverAtTheHead(sp *Space, w *Watch, p *Proof, env func(time.Time) Env, n 
 // nothing paged for 11 minutes (simulation pages seed 514).
 func TestAStoreSilentSinceARestoreIsAhead(t *testing.T) {
 	sp, w, p, env := listedAt1000()
-	for i := 1; i <= 10; i++ {
-		at := sec(float64(5 * i))
-		sp.Sample(0, uint64(1000+10*i), true, at, at, true)
-		w.Received(at, false)
-		p.ApplyEvent(uint64(1000+10*i), env(at))
-	}
+	deliverAtTheHead(sp, w, p, env, 10)
 	// etcd restored to 500, the API servers restarted: the reads go back
 	sp.Sample(0, 500, true, sec(60), sec(60), true)
 	if sp.Epoch() == 0 {

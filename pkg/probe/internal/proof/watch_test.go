@@ -145,10 +145,7 @@ func TestAReopenedWatchGetsItsCadenceAnew(t *testing.T) {
 // stuck just before showed RV lag 0 for a bookmark period more (simulation
 // seed 603496 of 40,000).
 func TestADelayedBookmarkKeepsTheServersSchedule(t *testing.T) {
-	var w Watch
-	w.ListStarted(sec(0), true)
-	w.ListEnded(sec(0))
-	w.WatchOpened(sec(0), sec(600))
+	w := listedAndWatching(sec(600))
 	w.Received(sec(60), true)
 	w.Received(sec(120.5), true)
 	w.Received(sec(191), true) // sent at ~181, held by a 10s freeze
@@ -176,10 +173,7 @@ func TestADelayedBookmarkKeepsTheServersSchedule(t *testing.T) {
 // after the change it missed (simulation seed 8127 of 100,000). The
 // schedule is the server's period, the shortest interval.
 func TestTheNextBookmarkFollowsTheServersPeriod(t *testing.T) {
-	var w Watch
-	w.ListStarted(sec(0), true)
-	w.ListEnded(sec(0))
-	w.WatchOpened(sec(0), time.Time{})
+	w := listedAndWatching(time.Time{})
 	w.Received(sec(60.5), true)
 	w.Received(sec(240.5), true) // two skipped
 	if next, _ := w.NextBookmark(); next.After(sec(302)) {
@@ -196,11 +190,8 @@ func TestTheNextBookmarkFollowsTheServersPeriod(t *testing.T) {
 // RvsyncWatchStalled on live watches missing nothing (simulation pages
 // seed 514 of 1,000, page corpus seed 102).
 func TestAQuietWatchWithoutReadsMayWaitASession(t *testing.T) {
-	var w Watch
+	w := listedAndWatching(sec(300))
 	w.SetReads(false)
-	w.ListStarted(sec(0), true)
-	w.ListEnded(sec(0))
-	w.WatchOpened(sec(0), sec(300))
 	for s := 60.0; s <= 298; s += 60 {
 		w.Received(sec(s), true)
 	}
@@ -216,14 +207,21 @@ func TestAQuietWatchWithoutReadsMayWaitASession(t *testing.T) {
 		t.Error("not silent 400s past the session's end with no sign of life")
 	}
 	// with reads, the minute's cadence holds
-	var r Watch
-	r.ListStarted(sec(0), true)
-	r.ListEnded(sec(0))
-	r.WatchOpened(sec(0), sec(300))
+	r := listedAndWatching(sec(300))
 	for s := 60.0; s <= 298; s += 60 {
 		r.Received(sec(s), true)
 	}
 	if c := r.Cadence(sec(200)); c > 61*time.Second {
 		t.Errorf("cadence %v with reads, want the minute's", c)
 	}
+}
+
+// listedAndWatching returns a watch listed consistently at 0 and watching
+// since, until deadline (zero: none asked).
+func listedAndWatching(deadline time.Time) *Watch {
+	w := &Watch{}
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(0))
+	w.WatchOpened(sec(0), deadline)
+	return w
 }
