@@ -228,7 +228,9 @@ func (c *Checker) Check(s Scrape) {
 		// a restore the monitor cannot see yet (no canary write landed
 		// below what it read) hides both its reverts and the writes a
 		// watch cache ahead of etcd swallows, from staleness and lag alike
-		unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || listedInLoss) && c.blind(s.At, c.start.Add(restored)) || mixed || listedTainted && (reverted || restored >= 0 && c.blind(s.At, c.start.Add(restored)))
+		// (a list from a watch cache holding a lost history is seen only
+		// by a canary write after it landing below its RV)
+		unseen := reverted && c.blind(s.At, fresh) || restored >= 0 && (unlisted || listedInLoss) && c.blind(s.At, c.start.Add(restored)) || mixed || listedTainted && (reverted || restored >= 0 && c.blind(s.At, c.start.Add(restored)) || c.canaryBlockedThrough(latestList(truth).Add(c.h.Setup.CanaryInterval), s.At))
 		// no claimed freshness that the truth contradicts
 		if sig.StalenessOK && !slowStore {
 			claimed := s.At.Add(-time.Duration(sig.Staleness * float64(time.Second)))
@@ -566,6 +568,33 @@ func (c *Checker) canaryBlocked(now time.Time, window time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// canaryBlockedThrough reports whether one fault kept the canary from
+// writing from before from until now: its connection frozen, hung or
+// refused, or its resource deleted.
+func (c *Checker) canaryBlockedThrough(from, now time.Time) bool {
+	if c.h.Setup.Canary == "" {
+		return true
+	}
+	start, end := from.Sub(c.start), now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		blocks := (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary || f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary
+		if blocks && f.Start <= start && f.End() >= end {
+			return true
+		}
+	}
+	return false
+}
+
+// latestList returns when the latest of the informers of a resource
+// listed.
+func latestList(truth ResourceTruth) time.Time {
+	var at time.Time
+	for _, it := range truth.Informers {
+		at = maxTime(at, it.ListedAt)
+	}
+	return at
 }
 
 // sawtoothBounded reports whether a healthy quiet resource is proven fresh
