@@ -17,7 +17,7 @@ var corpus = []struct {
 	h      History
 }{
 	{
-		caught: "oracle: a relist from a watch cache that swallowed writes after a restore, with the canary frozen from a canary interval after the list: no write could land below the list's RV to show it; the staleness check let it pass, the lag check did not; both treat it as unseen now",
+		caught: "a relist completed after a restore but before anything showed it, from a watch cache that kept the lost history and swallowed two writes: its RV was below the lost head, so it was taken as of the new history though the canary's writes after it landed below it: staleness 13s with the changes missing 46s; such a list is judged by the writes after it now (TestAListBeforeTheRestoreShowedIsJudgedByTheWritesAfterIt; the unshrunk seed, with the canary frozen after the list, needed the oracle to treat it as unseen)",
 		h: History{Seed: 49838, Duration: 6 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
 				Resources: []Watched{resConfigMaps, resWidgets, resNoBookmark}},

@@ -128,6 +128,7 @@ func (p *Proof) Opaque() bool { return p.opaque }
 func (p *Proof) sync(env Env) {
 	sp := env.Space
 	p.lossTainted = p.lossTainted || p.lossListContradicted(env)
+	p.mustList = p.mustList || p.unlisted(env) && p.listEpoch != sp.Epoch() && sp.WritesBelow(p.listRV, p.listAt) > 0
 	if p.epoch == sp.Epoch() {
 		return
 	}
@@ -383,8 +384,10 @@ func (p *Proof) unlisted(env Env) bool {
 	}
 	// a list between the restore and its detection may be of the new
 	// history already (the API servers restarted and the informer relisted
-	// before a probe saw the head go back)
-	return !(p.listEpoch+1 == sp.Epoch() && sp.OfNewHistory(p.listAt, p.listRV))
+	// before a probe saw the head go back), unless a write requested after
+	// it landed below its RV: then it came from a watch cache that kept the
+	// lost history (sync keeps that verdict once the writes leave memory)
+	return !(p.listEpoch+1 == sp.Epoch() && sp.OfNewHistory(p.listAt, p.listRV) && sp.WritesBelow(p.listRV, p.listAt) == 0)
 }
 
 // lossListContradicted reports whether the latest list, taken during a

@@ -495,3 +495,40 @@ func TestAQuietSawtoothWithoutReadsIsHealthy(t *testing.T) {
 		t.Errorf("proof period %v (known %v), want the healthy sawtooth's ~10 min", v.ProofPeriod, v.ProofPeriodKnown)
 	}
 }
+
+// A list completed after etcd was restored but before anything showed it
+// may be of the new history (the API servers restarted and the informer
+// relisted before a probe saw the head go back), or of a watch cache that
+// kept the lost history: a write requested after the list that lands
+// below its RV says the latter, whatever the heads said. The list was
+// trusted because its RV was below the lost head, and a store lacking two
+// writes the lost cache swallowed read fresh (staleness 13s, the changes
+// missing 46s; simulation seed 49838, shrunk).
+func TestAListBeforeTheRestoreShowedIsJudgedByTheWritesAfterIt(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(20000+100*i), true, at, at, true)
+		sp.Write(uint64(20001+100*i), at.Add(time.Second), false)
+	}
+	// etcd restored to 16000 at 52s; the probe's cache keeps serving the
+	// lost head, and the informer relists from a cache of the lost history
+	sp.Sample(0, 21000, true, sec(55), sec(55), true)
+	w.ListStarted(sec(56), true)
+	p.ApplyList(20865, w.ListEnded(sec(56.5)), env(sec(56.5)))
+	w.WatchOpened(sec(56.5), time.Time{})
+	// the canary's next write lands in the restored history, below both
+	if !sp.Write(16100, sec(58), false) {
+		t.Fatal("a write below the reads counted no loss")
+	}
+	for i := 1; i <= 40; i++ { // the new history's writes, far past the ring's memory
+		at := sec(float64(58 + 10*i))
+		sp.Sample(0, uint64(16100+100*i), true, at, at, true)
+		sp.Write(uint64(16101+100*i), at.Add(time.Second), false)
+		w.Received(at, false)
+		p.ApplyEvent(uint64(20865+i), env(at)) // the watch resumed from the list's RV
+		if v := p.Snapshot(env(at.Add(2 * time.Second))); !v.Ahead {
+			t.Fatalf("%v: snapshot %+v: a list a later write landed below was trusted", at.Sub(sec(0)), v)
+		}
+	}
+}
