@@ -148,7 +148,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	// server sends none: its stall is judged by its sessions, later than
 	// the bookmark cadence allows (README "no_bookmarks"); no page is owed
 	// by stallPage, though one is justified
-	heard, stallDeadline := false, stallPage
+	heard, stallDeadline, staleDeadline := false, stallPage, stalePage
 	closeRun := func(from *time.Duration, to time.Duration, what string, deadline time.Duration) {
 		if *from >= 0 {
 			b.runs = append(b.runs, badRun{what: what, from: *from, to: to, deadline: deadline})
@@ -162,9 +162,15 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 			continue
 		}
 		stale, stalled, lost, stuck := false, false, rt.CachesLost, false
+		// a store stale only for a restore's reverts it lacks, with no
+		// canary to write below the reads, is stale where no RV tells
+		// (README "What the simulation proves": staleness is waived while
+		// a restore cannot be seen): a page is justified, none owed
+		unseen := h.Setup.Canary == ""
 		for _, in := range rt.Informers {
 			if rt.Exists && s.At.Sub(in.Fresh) > threshold {
 				stale = true
+				unseen = unseen && in.Reverted
 			}
 			// (not in.Bookmarks: a watch that is not live gets none)
 			if rt.Exists && !in.Live && bookmarks {
@@ -188,10 +194,13 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 		}
 		if stale {
 			if staleFrom < 0 {
-				staleFrom = t
+				staleFrom, staleDeadline = t, stalePage
+				if unseen {
+					staleDeadline = never
+				}
 			}
 		} else {
-			closeRun(&staleFrom, t, "stale above the threshold", stalePage)
+			closeRun(&staleFrom, t, "stale above the threshold", staleDeadline)
 		}
 		if stalled {
 			if stallFrom < 0 {
@@ -208,7 +217,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 		}
 	}
 	end := scrapes[len(scrapes)-1].At.Sub(start)
-	closeRun(&staleFrom, end, "stale above the threshold", stalePage)
+	closeRun(&staleFrom, end, "stale above the threshold", staleDeadline)
 	closeRun(&stallFrom, end, "watch not delivering", stallDeadline)
 	return b
 }

@@ -19,6 +19,18 @@ var pageCorpus = []struct {
 	lie string
 }{
 	{
+		// oracle: two restores of 100 revisions, no canary: the store
+		// lacked the reverts and nothing could show it (a stale page is
+		// justified, none owed; the invariants waive staleness alike)
+		name: "a store stale for reverts no canary could show (seed 338)",
+		h: History{Seed: 338, Duration: 125 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resSecrets, resWidgets, resMetrics}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 125 * time.Minute, Rate: 0.05, Keys: 20}, {Resource: "secrets", Start: 0, End: 125 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "samples.metrics.example.io", Start: 0, End: 125 * time.Minute, Rate: 0.5, Keys: 5}},
+			Faults: []Fault{{Kind: "restore", Start: 211 * time.Second, Dur: 20 * time.Second, Back: 100}, {Kind: "restore", Start: 1211 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}},
+		},
+	},
+	{
 		// oracle: an informer that had not listed since a restore of its
 		// etcd paged ahead of the head (its store may hold objects of
 		// the lost history until it lists: README "RV regressions"), and
