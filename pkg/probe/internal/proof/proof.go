@@ -128,7 +128,8 @@ func (p *Proof) Opaque() bool { return p.opaque }
 func (p *Proof) sync(env Env) {
 	sp := env.Space
 	p.lossTainted = p.lossTainted || p.lossListContradicted(env)
-	p.mustList = p.mustList || p.unlisted(env) && p.listEpoch != sp.Epoch() && sp.WritesBelow(p.listRV, p.listAt) > 0
+	// (per event: one comparison unless the space was restored since the list)
+	p.mustList = p.mustList || p.listEpoch != sp.Epoch() && sp.WritesBelow(p.listRV, p.listAt) > 0 && p.unlisted(env)
 	if p.epoch == sp.Epoch() {
 		return
 	}
