@@ -31,6 +31,21 @@ var pageCorpus = []struct {
 		},
 	},
 	{
+		// the informers' connection hung new requests for 15 min while
+		// the open watch streams flowed: quiet secrets' freshness reads
+		// failed, its bookmarks carried the watch cache's old RV (etcd's
+		// progress every 10 min), and its staleness grew to 600 s for a
+		// store missing nothing: the staleness burn paged. Staleness is
+		// unknown while the reads it rests on fail (Proof.blind)
+		name: "a quiet store whose freshness reads hang (seed 327)",
+		h: History{Seed: 327, Duration: 178 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 178 * time.Minute, Rate: 0.5, Keys: 5}},
+			Faults: []Fault{{Kind: "refuse", Start: 6226 * time.Second, Dur: 15 * time.Minute, Host: "probe", Code: 500}, {Kind: "hang", Start: 6454 * time.Second, Dur: 45 * time.Second, Host: "informers"}, {Kind: "hang", Start: 8081 * time.Second, Dur: 15 * time.Minute, Host: "informers"}},
+		},
+	},
+	{
 		// oracle: an informer that had not listed since a restore of its
 		// etcd paged ahead of the head (its store may hold objects of
 		// the lost history until it lists: README "RV regressions"), and

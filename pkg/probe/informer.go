@@ -408,16 +408,22 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 	return true
 }
 
-// freshened records that the freshness read marked by freshenDue ended;
-// head is what it saw, when it answered with an integer head at recv (ok).
-func (in *informer) freshened(head uint64, recv time.Time, ok bool) {
+// freshened records that the freshness read marked by freshenDue, sent at
+// sent, ended: answered at recv, with head when integer, or not answered.
+func (in *informer) freshened(head uint64, sent, recv time.Time, answered, integer bool) {
 	in.wireMu.Lock()
 	in.freshening = false
 	in.wireMu.Unlock()
-	if ok && in.ownReads {
-		in.proofMu.Lock()
+	if !in.ownReads {
+		return
+	}
+	in.proofMu.Lock()
+	defer in.proofMu.Unlock()
+	switch {
+	case answered && integer:
 		in.proof.Read(head, recv)
-		in.proofMu.Unlock()
+	case !answered:
+		in.proof.ReadFailed(sent)
 	}
 }
 
@@ -476,7 +482,14 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 		// a write answered after this informer delivered it proves it fresh
 		// before the informer applies anything else
 		if sent := c.proof(in); sent.After(pv.Fresh) {
-			pv.Fresh, pv.FreshKnown = sent, true
+			pv.Fresh, pv.FreshKnown, pv.Blind = sent, true, false
+		}
+	}
+	if pv.Blind {
+		// a quiet store's freshness read is its head: unknown while it fails
+		pv.FreshKnown = false
+		if v.state == catalog.StateOK {
+			v.state = catalog.StateHeadUnknown
 		}
 	}
 	v.lag, v.lagKnown = pv.Lag, pv.LagKnown

@@ -399,7 +399,7 @@ func (m *Monitor) freshen(ctx context.Context, wg *sync.WaitGroup) {
 					head, integer = proof.ParseRV(rvs)
 					answered = true
 				}
-				in.freshened(head, recv, answered && integer)
+				in.freshened(head, sent, recv, answered, integer)
 			})
 		}
 	}

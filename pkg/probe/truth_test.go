@@ -735,3 +735,49 @@ func TestTheBookmarkAfterEventsStopIsRead(t *testing.T) {
 		t.Errorf("the first bookmark after the cache stopped carried its old RV: lag %d (known %v), want the head's distance", sn.Lag, sn.LagKnown)
 	}
 }
+
+// A quiet resource's freshness read is its head: while the reads fail (its
+// connection hangs new requests; the watch stream already open flows on)
+// its bookmarks carry the watch cache's old RV and prove nothing new. Its
+// staleness grew as if it were stale: 600s for a store missing nothing,
+// and the staleness burn paged (simulation page seed 327: informers'
+// connection hung 15 min, three API servers, etcd's progress every 10 min).
+// Like a head probe that fails, a read that fails leaves staleness
+// unknown (head_unknown), not growing; a watch that stops delivering
+// still shows by its silence.
+func TestAQuietStoreWhoseReadsFailIsOfUnknownStaleness(t *testing.T) {
+	w := newWorld(t, 10_000)
+	cacheRV := w.rv // moves only when a read asks etcd for progress
+	failing := false
+	w.is.freshen, w.is.ownReads = func(context.Context) (string, error) {
+		if failing {
+			return "", context.DeadlineExceeded
+		}
+		cacheRV = w.rv
+		return strconv.FormatUint(w.rv, 10), nil
+	}, true
+	w.probe(0)
+	w.sync(0)
+	for s := 1; s <= 1500; s++ {
+		w.others(10) // a busy cluster; this resource is idle
+		failing = s >= 300 && s < 1200
+		if s%5 == 0 {
+			w.probe(float64(s))
+		}
+		w.freshen(float64(s))
+		if s%60 == 0 {
+			w.deliver(float64(s), watch.Bookmark, cacheRV)
+		}
+		sn := w.snap(float64(s) + 0.5)
+		switch {
+		case s >= 420 && s < 1200:
+			if sn.StalenessKnown || sn.State != catalog.StateHeadUnknown {
+				t.Fatalf("%ds, reads failing since 300s: staleness %.0fs (known %v), state %s; want unknown, %s", s, sn.StalenessSeconds, sn.StalenessKnown, sn.State, catalog.StateHeadUnknown)
+			}
+		case s >= 1300:
+			if !sn.StalenessKnown || sn.StalenessSeconds > 90 || sn.State != catalog.StateOK {
+				t.Fatalf("%ds, reads back since 1200s: staleness %.0fs (known %v), state %s; want under 90s, ok", s, sn.StalenessSeconds, sn.StalenessKnown, sn.State)
+			}
+		}
+	}
+}

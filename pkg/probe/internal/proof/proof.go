@@ -62,6 +62,8 @@ type Proof struct {
 	behind  bool      // the latest bookmark came from a watch cache that did not catch up
 
 	read *read // the latest consistent read on the informer's own connection, not yet judged
+	// readFailed: when the latest read was sent, if it did not answer
+	readFailed time.Time
 }
 
 type peak struct {
@@ -315,6 +317,25 @@ func recentProof(env Env) time.Duration { return FreshenLead + 2*env.ProbeInterv
 // least head.
 func (p *Proof) Read(head uint64, recv time.Time) {
 	p.read = &read{head: head, recv: recv}
+	p.readFailed = time.Time{}
+}
+
+// ReadFailed records that a consistent read of the informer's resource on
+// its own connection, sent at sent, did not answer.
+func (p *Proof) ReadFailed(sent time.Time) { p.readFailed = maxTime(p.readFailed, sent) }
+
+// blind reports whether the store's freshness is unknown: it rests on the
+// informer's own reads and its server's bookmarks (nothing proved the
+// store fresh since the latest read was sent: its resource is quiet), the
+// latest read failed, and its watch stayed live since. A quiet cache's bookmark proves freshness only as of
+// the read before it (the read makes the watch cache catch up); without
+// the read the bookmark carries the cache's old RV, and staleness would
+// grow for a store missing nothing, as it would for one whose head probe
+// fails (then it is unknown too). A watch silent beyond its cadence is a
+// stall: then staleness grows.
+func (p *Proof) blind(fresh time.Time, env Env) bool {
+	f := p.readFailed
+	return env.OwnReads && env.Watch.Bookmarks() && !f.IsZero() && fresh.Before(f) && !env.Watch.StalledSince(f, env.Now)
 }
 
 // readUnmet reports whether a consistent read on the informer's own
@@ -421,11 +442,15 @@ func (p *Proof) withdrawn(env Env) time.Time {
 // Values are what an informer's proofs say at an instant. A value whose
 // flag is false is unknown.
 type Values struct {
-	RV               uint64
-	RVKnown          bool
-	Ahead            bool
-	Fresh            time.Time // the store provably held everything committed by then
-	FreshKnown       bool
+	RV         uint64
+	RVKnown    bool
+	Ahead      bool
+	Fresh      time.Time // the store provably held everything committed by then
+	FreshKnown bool
+	// Blind: freshness is unknown, though Fresh was proven: the reads it
+	// rests on fail (see Proof.blind); a proof of a later instant (a
+	// canary's) makes it known again
+	Blind            bool
 	Lag              uint64
 	LagKnown         bool
 	ProofPeriod      time.Duration
@@ -467,6 +492,7 @@ func (p *Proof) Snapshot(env Env) Values {
 		}
 	}
 	v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
+	v.Blind = !v.Ahead && v.FreshKnown && p.blind(fresh, env)
 	if v.Ahead || rv == 0 {
 		return v // staleness grows from the last proof; lag is unknown
 	}
