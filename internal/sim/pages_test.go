@@ -31,6 +31,21 @@ var pageCorpus = []struct {
 		},
 	},
 	{
+		// etcd restored with every API server restarted: the busy
+		// extension resource's watch (5 writes/s, resource versions not
+		// integers, freshness reads off) resumed above etcd's new
+		// revision and heard nothing for 29 min; judged by whole sessions,
+		// as a quiet watch without reads may be, it never stalled. A watch
+		// busy when its session opened keeps the minute's cadence
+		name: "a busy watch resumed above a restored etcd (seed 334)",
+		h: History{Seed: 334, Duration: 175 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 2, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resEvents, resMetrics}},
+			Loads:  []Load{{Resource: "events", Start: 0, End: 175 * time.Minute, Rate: 0.5, Keys: 20}, {Resource: "samples.metrics.example.io", Start: 0, End: 175 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "restart", Start: 1118 * time.Second, Dur: 30 * time.Second}, {Kind: "restore", Start: 1505 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+	},
+	{
 		// the informers' connection hung new requests for 15 min while
 		// the open watch streams flowed: quiet secrets' freshness reads
 		// failed, its bookmarks carried the watch cache's old RV (etcd's

@@ -40,8 +40,14 @@ type Watch struct {
 	received    time.Time // when the latest bookmark arrived, or the watch's start
 	periods     [5]time.Duration
 	nPeriods    int
-	bookmarks   bool // a bookmark ever arrived
-	heard       bool // the current watch session had a bookmark
+	bookmarks   bool      // a bookmark ever arrived
+	heard       bool      // the current watch session had a bookmark
+	lastEvent   time.Time // when the latest event (not a bookmark) arrived
+	// busy: the current session opened while events flowed (one within a
+	// period before it), or after such a session that heard nothing: its
+	// watch cache moves with its resource's own writes, so it hears within
+	// a period, reads or not (see Cadence)
+	busy bool
 	// noReads: no freshness read goes out before each bookmark expected
 	// to move a quiet resource's watch cache, so its server may skip
 	// periodic bookmarks for want of movement (see SetReads)
@@ -134,6 +140,8 @@ func (w *Watch) WatchOpened(now, deadline time.Time) {
 	if w.bookmarks && !w.Silent(now) {
 		w.clock = now
 	}
+	w.busy = !w.lastEvent.IsZero() && now.Sub(w.lastEvent) <= w.Period() ||
+		w.busy && !w.heard && w.lastEvent.Before(w.opened)
 	w.watching, w.opened, w.deadline, w.bookmarkRef, w.received, w.heard = true, now, deadline, now, now, false
 	if !w.bookmarks {
 		w.live(now) // a watch with bookmarks shows its life by them
@@ -165,7 +173,7 @@ func (w *Watch) WatchEnded(now time.Time) {
 		}
 	}
 	onTime := !w.deadline.IsZero() && !now.Before(w.deadline.Add(-silentSlack))
-	if (!w.bookmarks || w.noReads) && onTime {
+	if (!w.bookmarks || w.noReads && !w.busy) && onTime {
 		w.live(now) // the server ended it on time (judged while it was open)
 	}
 	if !onTime {
@@ -201,13 +209,16 @@ func (w *Watch) WatchError(expired bool) {
 // Received records an event (bookmark false) or a bookmark received at now.
 func (w *Watch) Received(now time.Time, bookmark bool) {
 	w.live(now) // judged by the cadence that held during the silence
+	if !bookmark {
+		w.lastEvent = now
+	}
 	if bookmark {
 		sent := w.sentAt(now)
 		if !w.bookmarkRef.IsZero() {
 			w.periods[w.nPeriods%len(w.periods)] = sent.Sub(w.bookmarkRef)
 			w.nPeriods++
 		}
-		w.bookmarks, w.heard, w.bookmarkRef, w.received = true, true, sent, now
+		w.bookmarks, w.heard, w.bookmarkRef, w.received, w.busy = true, true, sent, now, false
 	}
 }
 
@@ -253,7 +264,12 @@ func (w *Watch) live(now time.Time) {
 // period): while a session that has had no bookmark yet is open, within
 // its timeout, the cadence is that session's length, its end on time the
 // only sign of life it may give. A session still open past its timeout is
-// no longer waited for.
+// no longer waited for. Not so a busy watch's (see busy): its resource's
+// own writes move its cache, so it hears within a period; silent for
+// longer, it resumed where its cache does not reach (above a restored
+// etcd's revision) or its server stopped (writes that stop just as a
+// session opens look alike, until etcd's progress or a write moves the
+// cache).
 func (w *Watch) Cadence(now time.Time) time.Duration {
 	if !w.bookmarks {
 		return min(max(w.longestSession(), DefaultBookmarkPeriod), maxCadence)
@@ -264,7 +280,7 @@ func (w *Watch) Cadence(now time.Time) time.Duration {
 		slices.Sort(p)
 		c = max(p[len(p)/2], c)
 	}
-	if w.noReads && w.watching && !w.heard && !w.deadline.IsZero() && now.Before(w.deadline.Add(silentSlack)) {
+	if w.noReads && !w.busy && w.watching && !w.heard && !w.deadline.IsZero() && now.Before(w.deadline.Add(silentSlack)) {
 		c = max(c, w.deadline.Sub(w.opened))
 	}
 	return min(c, maxCadence)

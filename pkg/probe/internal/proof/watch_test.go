@@ -1,6 +1,7 @@
 package proof
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -213,6 +214,41 @@ func TestAQuietWatchWithoutReadsMayWaitASession(t *testing.T) {
 	}
 	if c := r.Cadence(sec(200)); c > 61*time.Second {
 		t.Errorf("cadence %v with reads, want the minute's", c)
+	}
+}
+
+// A busy resource's watch cache moves with its own writes: a session
+// opened while events flowed hears one (or a bookmark) within a period,
+// reads or not. After etcd was restored from a backup, with every API
+// server restarted, a busy informer's watch resumed above etcd's new
+// revision hears nothing at all: judged by whole sessions, as a quiet
+// watch without reads may be, it never stalled (an extension resource
+// writing 5 objects a second, 29 min blind; simulation page seed 334). A
+// watch busy when its session opened keeps the minute's cadence, across
+// the silent sessions after it, until it hears something again.
+func TestABusyWatchWithoutReadsHearsWithinAPeriod(t *testing.T) {
+	w := listedAndWatching(sec(300))
+	w.SetReads(false)
+	for s := 1.0; s < 300; s++ {
+		w.Received(sec(s), math.Mod(s, 60) == 0) // an event a second, a bookmark a minute
+	}
+	w.WatchEnded(sec(300))
+	w.WatchOpened(sec(300), sec(900))
+	if !w.Silent(sec(400)) {
+		t.Errorf("not silent at 400s, 100s into a session of a busy watch that heard nothing (cadence %v)", w.Cadence(sec(400)))
+	}
+	w.WatchEnded(sec(900)) // on time: no sign of life from a watch that should hear
+	w.WatchOpened(sec(900), sec(1500))
+	if !w.Silent(sec(1000)) {
+		t.Errorf("not silent at 1000s, in the second session heard nothing since 299s (cadence %v)", w.Cadence(sec(1000)))
+	}
+	// once it hears again (the resource went quiet meanwhile), a session
+	// opened quiet may wait for its end
+	w.Received(sec(1010), true)
+	w.WatchEnded(sec(1500))
+	w.WatchOpened(sec(1500), sec(2100))
+	if w.Silent(sec(2000)) {
+		t.Errorf("silent at 2000s, in a session opened 490s after the latest event: a quiet watch without reads may wait its session")
 	}
 }
 
