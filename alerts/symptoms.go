@@ -143,7 +143,7 @@ func (s generator) symptomAlerts() []rulefmt.Rule {
 		severity:    slo.SeverityTicket,
 		forDuration: "10m",
 		summary:     "rvsync cannot read the head of a resource's etcd.",
-		description: fmt.Sprintf("%s: no head probe of its RV space, or for a quiet resource its own freshness read, has answered for 10 minutes (state = {{ $value }}), so staleness (and after a probe, lag) is unknown, not zero: the API server or etcd is unavailable, the informers' connection hangs new requests, or the exporter may not list this resource (see RvsyncHeadProbeErrors).", res),
+		description: fmt.Sprintf("%s: no head probe of its RV space, or for a quiet resource its own freshness read, has answered for 10 minutes (state = {{ $value }}), so staleness (and, when the head probe fails, lag) is unknown, not zero: the API server or etcd is unavailable, the informers' connection hangs new requests, or the exporter may not list this resource (see RvsyncHeadProbeErrors).", res),
 	}, {
 		name:        AlertInformerBackpressure,
 		expr:        fmt.Sprintf("max %s (%s) > %s", s.By(), s.Series(catalog.StoreQueueDepth.Name), promql.Num(sym.QueueDepthLimit)),
