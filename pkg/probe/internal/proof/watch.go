@@ -211,15 +211,14 @@ func (w *Watch) Received(now time.Time, bookmark bool) {
 	w.live(now) // judged by the cadence that held during the silence
 	if !bookmark {
 		w.lastEvent = now
+		return
 	}
-	if bookmark {
-		sent := w.sentAt(now)
-		if !w.bookmarkRef.IsZero() {
-			w.periods[w.nPeriods%len(w.periods)] = sent.Sub(w.bookmarkRef)
-			w.nPeriods++
-		}
-		w.bookmarks, w.heard, w.bookmarkRef, w.received, w.busy = true, true, sent, now, false
+	sent := w.sentAt(now)
+	if !w.bookmarkRef.IsZero() {
+		w.periods[w.nPeriods%len(w.periods)] = sent.Sub(w.bookmarkRef)
+		w.nPeriods++
 	}
+	w.bookmarks, w.heard, w.bookmarkRef, w.received, w.busy = true, true, sent, now, false
 }
 
 // sentAt is when the server sent a bookmark received at now, as far as
