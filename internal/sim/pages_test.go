@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"testing"
 	"time"
 
@@ -13,10 +14,11 @@ import (
 var pageCorpus = []struct {
 	name string
 	h    History
-	// lie, when set, names a false page the history still shows, found and
-	// reported but not fixed yet: every violation must be a false page of
-	// this resource, and the test fails once none is left (then drop it).
-	lie string
+	// lie, when set, names the resource of a false page (or, with
+	// lieRule "missed page", a missed one) the history still shows, found
+	// and reported but not fixed yet: every violation must be of that rule
+	// and resource, and the test fails once none is left (then drop it).
+	lie, lieRule string
 }{
 	{
 		// oracle: two restores of 100 revisions, no canary: the store
@@ -29,6 +31,21 @@ var pageCorpus = []struct {
 			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 125 * time.Minute, Rate: 0.05, Keys: 20}, {Resource: "secrets", Start: 0, End: 125 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "samples.metrics.example.io", Start: 0, End: 125 * time.Minute, Rate: 0.5, Keys: 5}},
 			Faults: []Fault{{Kind: "restore", Start: 211 * time.Second, Dur: 20 * time.Second, Back: 100}, {Kind: "restore", Start: 1211 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}},
 		},
+	},
+	{
+		// open: after configmaps was deleted and re-created twice, then
+		// etcd restored with the API servers restarted (freshness reads
+		// off), the informer's watch delivered none of 130 writes for
+		// 8½ min while something reached it every minute; no stall page
+		// by the oracle's deadline. Not understood yet
+		name: "a re-created resource's watch blind after a restore (seed 856)",
+		h: History{Seed: 856, Duration: 100 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resWidgets}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 100 * time.Minute, Rate: 0.5, Keys: 20}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 3362 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}, {Kind: "delete-crd", Start: 4158 * time.Second, Dur: 2 * time.Minute, Resource: "configmaps"}, {Kind: "restore", Start: 4536 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+		lie: "configmaps", lieRule: "missed page",
 	},
 	{
 		// etcd restored with every API server restarted: the busy
@@ -157,14 +174,14 @@ func TestPageCorpus(t *testing.T) {
 			}
 			vs := CheckPages(c.h, scrapes, fired)
 			for _, v := range vs {
-				if c.lie != "" && v.Resource == c.lie && v.Rule == "false page" {
+				if c.lie != "" && v.Resource == c.lie && v.Rule == cmp.Or(c.lieRule, "false page") {
 					t.Logf("known, reported: %v", v)
 					continue
 				}
 				t.Errorf("%v", v)
 			}
 			if c.lie != "" && len(vs) == 0 {
-				t.Errorf("the known false page of %s is gone: drop the entry's lie", c.lie)
+				t.Errorf("the known %s of %s is gone: drop the entry's lie", cmp.Or(c.lieRule, "false page"), c.lie)
 			}
 		})
 	}
