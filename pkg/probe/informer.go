@@ -485,12 +485,9 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 			pv.Fresh, pv.FreshKnown, pv.Blind = sent, true, false
 		}
 	}
-	if pv.Blind {
+	if pv.Blind && v.state == catalog.StateOK {
 		// a quiet store's freshness read is its head: unknown while it fails
-		pv.FreshKnown = false
-		if v.state == catalog.StateOK {
-			v.state = catalog.StateHeadUnknown
-		}
+		v.state = catalog.StateHeadUnknown
 	}
 	v.lag, v.lagKnown = pv.Lag, pv.LagKnown
 	if in.wire.Bookmarkless() {

@@ -447,9 +447,9 @@ type Values struct {
 	Ahead      bool
 	Fresh      time.Time // the store provably held everything committed by then
 	FreshKnown bool
-	// Blind: freshness is unknown, though Fresh was proven: the reads it
-	// rests on fail (see Proof.blind); a proof of a later instant (a
-	// canary's) makes it known again
+	// Blind: freshness is unknown though Fresh, kept, was proven: the
+	// reads it rests on fail (see Proof.blind); a proof of a later instant
+	// (a canary's) makes it known again
 	Blind            bool
 	Lag              uint64
 	LagKnown         bool
@@ -492,7 +492,9 @@ func (p *Proof) Snapshot(env Env) Values {
 		}
 	}
 	v.Fresh, v.FreshKnown = fresh, !fresh.IsZero()
-	v.Blind = !v.Ahead && v.FreshKnown && p.blind(fresh, env)
+	if v.FreshKnown && !v.Ahead && p.blind(fresh, env) {
+		v.Blind, v.FreshKnown = true, false
+	}
 	if v.Ahead || rv == 0 {
 		return v // staleness grows from the last proof; lag is unknown
 	}
