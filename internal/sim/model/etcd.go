@@ -343,7 +343,8 @@ type ResourceSpec struct {
 }
 
 // AddResource adds (or re-creates) a resource, with a fresh watch cache on
-// every API server that is up.
+// every API server that is up. Creating a resource that is served already
+// changes nothing (a CRD's create is refused with 409 AlreadyExists).
 func (c *Cluster) AddResource(s ResourceSpec) *Resource {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -362,6 +363,9 @@ func (c *Cluster) addResourceLocked(s ResourceSpec) *Resource {
 		name += "." + s.Group
 	}
 	r := c.resources[name]
+	if r != nil && r.exists {
+		return r
+	}
 	if r == nil {
 		r = &Resource{ResourceSpec: s, Name: name}
 		c.resources[name] = r
