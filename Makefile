@@ -189,9 +189,12 @@ cc:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; }
 
 .PHONY: test-unit
-test-unit: cc ## The fast tier for every edit: go test -race -short without the integration tag, no control plane, helm or Prometheus; the simulation's 1,000 histories without -race (8x slower under it; make test runs its race budget).
-	go test -race -short -count=1 $$(go list ./... | grep -v '/internal/sim$$')
-	go test -short -count=1 ./internal/sim
+test-unit: cc ## The fast tier for every edit: go test -race -short without the integration tag, no control plane, helm or Prometheus; beside it, on the other core, the simulation's 1,000 histories without -race (8x slower under it; make test runs its race budget).
+	@mkdir -p $(BIN)
+	@go test -short -count=1 ./internal/sim > $(BIN)/test-unit-sim.log 2>&1 & sim=$$!; \
+	go test -race -short -count=1 $$(go list ./... | grep -v '/internal/sim$$'); race=$$?; \
+	wait $$sim; simrc=$$?; cat $(BIN)/test-unit-sim.log; \
+	[ $$race = 0 ] && [ $$simrc = 0 ]
 
 SIM_HISTORIES ?= 100000
 SIM_DURATION ?= 10m
