@@ -157,9 +157,12 @@ func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent,
 		failures := sp.core.Failed(src.id)
 		sp.mu.Unlock()
 		m.metrics.HeadProbeErrors.WithLabelValues(src.resource, reasonOf(err)).Inc()
-		if failures == 1 { // once per run of failures; the metric counts each
+		switch {
+		case failures == 1: // once per run of failures; the metric counts each
 			warn(sp.log, "head probe failed; retrying with backoff", "resource", src.resource, "reason", reasonOf(err), "err", err)
-		} else {
+		case failures%10 == 0: // a long run of failures says why now and then
+			warn(sp.log, "head probe still failing", "resource", src.resource, "failures", failures, "reason", reasonOf(err), "err", err)
+		default:
 			sp.log.V(1).Info("head probe failed again", "resource", src.resource, "failures", failures, "err", err)
 		}
 		return 0, false, false
