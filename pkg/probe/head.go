@@ -156,12 +156,13 @@ func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent,
 		sp.mu.Lock()
 		failures := sp.core.Failed(src.id)
 		sp.mu.Unlock()
-		m.metrics.HeadProbeErrors.WithLabelValues(src.resource, reasonOf(err)).Inc()
+		reason := reasonOf(err)
+		m.metrics.HeadProbeErrors.WithLabelValues(src.resource, reason).Inc()
 		switch {
 		case failures == 1: // once per run of failures; the metric counts each
-			warn(sp.log, "head probe failed; retrying with backoff", "resource", src.resource, "reason", reasonOf(err), "err", err)
+			warn(sp.log, "head probe failed; retrying with backoff", "resource", src.resource, "reason", reason, "err", err)
 		case failures%10 == 0: // a long run of failures says why now and then
-			warn(sp.log, "head probe still failing", "resource", src.resource, "failures", failures, "reason", reasonOf(err), "err", err)
+			warn(sp.log, "head probe still failing", "resource", src.resource, "failures", failures, "reason", reason, "err", err)
 		default:
 			sp.log.V(1).Info("head probe failed again", "resource", src.resource, "failures", failures, "err", err)
 		}
