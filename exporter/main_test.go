@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
@@ -73,7 +74,7 @@ func startExporter(t *testing.T, cfg config.Config, informer, probe *rest.Config
 	if cfg.ProbeInterval.Duration == 0 {
 		cfg.ProbeInterval.Duration = time.Second
 	}
-	e, err := newExporter(options{Config: cfg, InformerConfig: informer, ProbeConfig: probe, Logger: testr.New(t)})
+	e, err := newExporter(options{Config: cfg, InformerConfig: informer, ProbeConfig: probe, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("newExporter: %v", err)
 	}
@@ -129,3 +130,10 @@ func (r *running) waitSynced(t *testing.T, names ...string) {
 }
 
 func formatRV(v float64) string { return strconv.FormatUint(uint64(v), 10) }
+
+// testLogger logs to t at the verbosity RVSYNC_TEST_V sets (0 by default;
+// 2 traces every head sample and canary write with its verdict).
+func testLogger(t *testing.T) logr.Logger {
+	v, _ := strconv.Atoi(os.Getenv("RVSYNC_TEST_V"))
+	return testr.NewWithOptions(t, testr.Options{Verbosity: v})
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,7 @@ func TestHeadProbeRefusedWhileWatchesStream(t *testing.T) {
 // at once by the memory of the lost one; the head's regression is counted;
 // an informer RV ahead of the head shows as its own state, never as fresh.
 func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
+	traceSamples(t)
 	env := testenv.StartT(t, testenv.Options{})
 	procs, err := env.Processes(io.Discard)
 	if err != nil {
@@ -205,6 +207,7 @@ func TestEtcdRestoreThenStall(t *testing.T) {
 		rowTwelveRecovery = 30 * time.Second
 		lost              = 100 // objects the restore loses
 	)
+	traceSamples(t)
 	env := testenv.StartT(t, testenv.Options{})
 	procs, err := env.Processes(io.Discard)
 	if err != nil {
@@ -388,4 +391,15 @@ func lostObjects(s cache.Store) int {
 		}
 	}
 	return n
+}
+
+// traceSamples logs every head sample and canary write with its verdict
+// (verbosity 2) for the rest of the test, unless RVSYNC_TEST_V says
+// otherwise: the restore tests fail rarely, under load, and only that
+// trace tells afterwards what the exporter saw (go test prints a test's
+// log when it fails).
+func traceSamples(t *testing.T) {
+	if os.Getenv("RVSYNC_TEST_V") == "" {
+		t.Setenv("RVSYNC_TEST_V", "2")
+	}
 }

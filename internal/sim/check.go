@@ -336,15 +336,15 @@ func (c *Checker) Check(s Scrape) {
 			var bad []string
 			// (a watch whose cache began to move past its start gets its
 			// first bookmark within a bookmark period; a store listed from
-			// a watch cache of a lost history stays ahead of the head until
-			// it lists again: what it holds may be of that history, and a
-			// watch resuming above etcd's revision gets only the writes
-			// above it)
+			// a watch cache of a lost history stays ahead of the head, its
+			// staleness growing, until it lists again: what it holds may be
+			// of that history, and a watch resuming above etcd's revision
+			// gets only the writes above it)
 			firstBookmark := s.At.Sub(c.bookmarksAt[name]) <= time.Minute+15*time.Second
 			if sig.State != catalog.StateOK && sig.State != catalog.StateOpaqueRV && !(sig.State == catalog.StateAheadOfHead && (lostHistory || listedInLoss)) && !(sig.State == catalog.StateNoBookmarks && (!allBookmarks || firstBookmark)) {
 				bad = append(bad, "state "+sig.State)
 			}
-			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
+			if sig.StalenessOK && allBookmarks && c.sawtoothBounded() && !lostHistory && !lostLately && !listedInLoss && time.Duration(sig.Staleness*float64(time.Second))-truthStale > healthyProof {
 				bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, truthStale.Seconds()))
 			}
 			if sig.LagOK && sig.Lag > lagSLO && !truth.CachesLost && !measuredInLoss && !c.unprovable(r, s.At) {

@@ -177,6 +177,8 @@ func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent,
 	sp.dropped += dropped
 	resources := slices.Clone(sp.resources)
 	sp.mu.Unlock()
+	sp.log.V(2).Info("head sample", "resource", src.resource, "rv", rvs, "probe", probe, "sent", stamp(sent), "recv", stamp(recv),
+		"accepted", v.Accepted, "regressed", v.Regressed, "known", v.Known, "foreign", len(v.Foreign))
 	if opaque && !wasOpaque {
 		m.metrics.HeadProbeErrors.WithLabelValues(src.resource, catalog.ReasonOpaqueRV).Inc()
 		sp.log.Info("head resource version is not an integer; lag math is off for this RV space", "resource", src.resource, "rv", rvs)
@@ -189,6 +191,9 @@ func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent,
 	m.settle(sp, v)
 	return rv, integer, true
 }
+
+// stamp formats t for a trace line: to the millisecond, wall clock.
+func stamp(t time.Time) string { return t.Format("15:04:05.000") }
 
 // settle acts on a sample's verdict: a source found to read another etcd
 // moves, with its resource, to an RV space of its own; a head that went

@@ -29,7 +29,9 @@ import "time"
 // after a restore, a store that has not listed since may still hold
 // objects of the lost history (a watch cache that kept the lost history
 // and later resumed past etcd's revision delivers the new history on top of
-// it): it proves nothing until it lists again.
+// it): it proves nothing until it lists again. So does a store that moved
+// on from an RV found to be of another history, restore counted or not
+// (the head probe may have missed every write the restore lost).
 type Proof struct {
 	rv        uint64
 	rvAt      time.Time
@@ -45,7 +47,15 @@ type Proof struct {
 	lossTainted bool
 	// mustList: the store may hold objects of a lost history (its resource
 	// moved to another RV space before it listed after a restore)
-	mustList  bool
+	mustList bool
+	// tainted: the store moved on from an RV found to be of another history
+	// than its space's (reads or writes requested after it saw lower
+	// revisions): it holds objects of that history until it lists again,
+	// however well its later deliveries follow the head (a watch from an
+	// RV of a lost history that etcd's new history passed delivers on top
+	// of them). Not carried to another space: an RV of another etcd is
+	// of another history too, and its store holds that etcd's objects.
+	tainted   bool
 	listed    bool
 	listAt    time.Time // when the latest list completed
 	listRV    uint64
@@ -144,6 +154,7 @@ func (p *Proof) sync(env Env) {
 func (p *Proof) settle(env Env) {
 	if p.rv != 0 && p.ahead(env) {
 		p.fresh = p.withdrawn(env)
+		p.tainted = true
 	}
 }
 
@@ -186,7 +197,7 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	}
 	p.sync(env)
 	p.observe(rv, env)
-	p.listed, p.listAt, p.listRV, p.mustList = true, env.Now, rv, false
+	p.listed, p.listAt, p.listRV, p.mustList, p.tainted = true, env.Now, rv, false, false
 	lost, _ := env.Space.HistoryLost()
 	// while writes land below the reads, a list may come from a watch cache
 	// of the lost history: it proves nothing, and the store may still hold
@@ -391,9 +402,16 @@ func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 	p.fresh, p.freshSeen, p.anyProof = at, env.Now, true
 }
 
-// unlisted reports whether the space was restored since the informer last
-// listed: its store may hold objects of the lost history.
+// unlisted reports whether the store may hold objects of a history its
+// space lost or never had: the space was restored since the informer last
+// listed, or the store moved on from an RV of another history.
 func (p *Proof) unlisted(env Env) bool {
+	return p.tainted || p.unlistedSinceRestore(env)
+}
+
+// unlistedSinceRestore is unlisted but for the taint of an RV of another
+// history.
+func (p *Proof) unlistedSinceRestore(env Env) bool {
 	if p.mustList {
 		return true
 	}
@@ -592,5 +610,5 @@ func CommittedBy(sp *Space, rv uint64, known, now time.Time) (time.Time, bool) {
 // restore still holds objects of the lost history: it proves nothing until
 // it lists again, in the new space too.
 func (p *Proof) Reset(env Env) {
-	*p = Proof{opaque: p.opaque, peaks: p.peaks, mustList: p.mustList || p.unlisted(env)}
+	*p = Proof{opaque: p.opaque, peaks: p.peaks, mustList: p.mustList || p.unlistedSinceRestore(env)}
 }
