@@ -226,26 +226,8 @@ func TestEtcdRestoreThenStall(t *testing.T) {
 	go testenv.Churn(ctx, env.Client, ns, 10, 2)
 	ctrl := controllerCache(ctx, t, env.Config, ns)
 
-	stale := func(m testenv.Metrics) (float64, bool) {
-		return m.Value(catalog.CacheStaleness.Name, res("configmaps"))
-	}
-	describe := func(m testenv.Metrics) string {
-		s, ok := stale(m)
-		lag, lagOK := m.Value(catalog.ResourceVersionLag.Name, res("configmaps"))
-		var state string
-		for _, st := range catalog.States() {
-			if v, _ := m.Value(catalog.ResourceState.Name, map[string]string{catalog.LabelResource: "configmaps", catalog.LabelState: st}); v == 1 {
-				state = st
-			}
-		}
-		head, _ := m.Value(catalog.HeadResourceVersion.Name, res("configmaps"))
-		informer, _ := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))
-		silence, _ := m.Value(catalog.WatchSilence.Name, res("configmaps"))
-		objects, _ := m.Value(catalog.Objects.Name, res("configmaps"))
-		return fmt.Sprintf("staleness %.1f (%v), RV lag %v (%v), state %q, head %v, informer %v, silence %.1f, objects %v, relists %v, regressions %v",
-			s, ok, lag, lagOK, state, head, informer, silence, objects, m.Sum(catalog.Relists.Name, res("configmaps")),
-			m.Sum(catalog.ResourceVersionRegressions.Name, res("configmaps")))
-	}
+	stale := configMapStaleness
+	describe := describeConfigMaps
 	fresh := func(r *running, what string) {
 		t.Helper()
 		r.waitMetric(t, 3*time.Minute, what, func(m testenv.Metrics) bool {
@@ -363,6 +345,122 @@ func TestEtcdRestoreThenStall(t *testing.T) {
 	if after < 0 {
 		t.Errorf("row 12: after an etcd restore and a relist, a %v stall: staleness not under %vs within %v of the release", stall, rowTwelveFresh, rowTwelveRecovery)
 	}
+}
+
+// Row 12 as it failed 1 run in 6 under load, made certain: the head
+// probe and the canary (their own connection, through a second fault
+// proxy) stall before the writes the restore loses and are released once
+// kube-apiserver is back on the restored etcd. So no head sample and no
+// canary write of the lost history answers: no head goes back, no write
+// lands below one of the canary's own, and no regression can be counted.
+// What is left is the informer: its RV, of the lost history, is above
+// every read and write after the restore; when etcd's new history passes
+// it, its watch delivers again on top of the lost objects. The exporter
+// must not call that store fresh (it did, 0.4 s stale 42 s after the
+// restore): it moved on from an RV that later reads and writes
+// contradicted, and stays ahead of the head until it lists again.
+func TestEtcdRestoreTheHeadProbeMissed(t *testing.T) {
+	traceSamples(t)
+	const (
+		ns    = "missed"
+		lost  = 100 // objects the restore loses
+		slack = 5.0 // seconds
+	)
+	env := testenv.StartT(t, testenv.Options{})
+	procs, err := env.Processes(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = procs.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := testenv.EnsureNamespace(ctx, env.Client, ns); err != nil {
+		t.Fatal(err)
+	}
+	probeProxy, probeCfg := env.Proxy(t, env.Config)
+	r := startExporter(t, canaryConfig("canary-missed", 20*time.Second), env.Config, probeCfg)
+	r.waitSynced(t, "configmaps")
+	go testenv.Churn(ctx, env.Client, ns, 10, 2)
+	ctrl := controllerCache(ctx, t, env.Config, ns)
+	r.waitMetric(t, 3*time.Minute, "fresh before the snapshot", func(m testenv.Metrics) bool {
+		s, ok := configMapStaleness(m)
+		return ok && s < slack
+	})
+	snapshot := t.TempDir() + "/etcd"
+	if err := procs.SnapshotEtcd(snapshot, false); err != nil {
+		t.Fatal(err)
+	}
+	probeProxy.Stall()
+	if _, err := testenv.WriteConfigMaps(ctx, env.Client, ns, "lost", lost); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, time.Minute, "the controller's cache holds the objects the restore will lose", func() (bool, error) {
+		return lostObjects(ctrl) == lost, nil
+	})
+	r.waitMetric(t, time.Minute, "the exporter's store holds them too", func(m testenv.Metrics) bool {
+		objects, _ := m.Value(catalog.Objects.Name, res("configmaps"))
+		return objects >= lost
+	})
+	restored := time.Now()
+	if err := procs.RestoreEtcd(ctx, snapshot); err != nil {
+		t.Fatal(err)
+	}
+	probeProxy.Release()
+	t.Logf("kube-apiserver back on the restored etcd after %v; head probe and canary released", time.Since(restored).Round(time.Second))
+	judge := func(m testenv.Metrics, when string) {
+		t.Helper()
+		since := time.Since(restored).Seconds()
+		if s, ok := configMapStaleness(m); ok && s < since-slack {
+			t.Errorf("%s: staleness %.1fs %.0fs after the restore, while the informers' stores hold %d objects of the lost history: %s", when, s, since, lostObjects(ctrl), describeConfigMaps(m))
+		}
+	}
+	testenv.WaitFor(t, 4*time.Minute, "the informers' watches delivering again", func() (bool, error) {
+		m, err := testenv.Scrape(r.url)
+		if err != nil {
+			return false, err
+		}
+		judge(m, "while the watches wait")
+		silence, ok := m.Value(catalog.WatchSilence.Name, res("configmaps"))
+		if !ok || silence >= 3 || time.Since(restored) < 20*time.Second {
+			return false, nil
+		}
+		t.Logf("%.0fs after the restore the watches deliver again: %s", time.Since(restored).Seconds(), describeConfigMaps(m))
+		return true, nil
+	})
+	if n := lostObjects(ctrl); n != lost {
+		t.Fatalf("the controller's cache holds %d of the %d lost objects after its watch resumed; the mechanism under test is gone (did client-go relist?)", n, lost)
+	}
+	for resumed := time.Now(); time.Since(resumed) < 30*time.Second; time.Sleep(time.Second) {
+		judge(r.metrics(t), "after the watches resumed")
+	}
+	m := r.metrics(t)
+	t.Logf("30s later: %s", describeConfigMaps(m))
+	if v, _ := m.Value(catalog.ResourceState.Name, map[string]string{catalog.LabelResource: "configmaps", catalog.LabelState: catalog.StateAheadOfHead}); v != 1 {
+		t.Errorf("state not ahead_of_head while the store holds objects of the lost history: %s", describeConfigMaps(m))
+	}
+}
+
+func configMapStaleness(m testenv.Metrics) (float64, bool) {
+	return m.Value(catalog.CacheStaleness.Name, res("configmaps"))
+}
+
+// describeConfigMaps says, in one line, what a scrape shows of configmaps.
+func describeConfigMaps(m testenv.Metrics) string {
+	s, ok := configMapStaleness(m)
+	lag, lagOK := m.Value(catalog.ResourceVersionLag.Name, res("configmaps"))
+	var state string
+	for _, st := range catalog.States() {
+		if v, _ := m.Value(catalog.ResourceState.Name, map[string]string{catalog.LabelResource: "configmaps", catalog.LabelState: st}); v == 1 {
+			state = st
+		}
+	}
+	head, _ := m.Value(catalog.HeadResourceVersion.Name, res("configmaps"))
+	informer, _ := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))
+	silence, _ := m.Value(catalog.WatchSilence.Name, res("configmaps"))
+	objects, _ := m.Value(catalog.Objects.Name, res("configmaps"))
+	return fmt.Sprintf("staleness %.1f (%v), RV lag %v (%v), state %q, head %v, informer %v, silence %.1f, objects %v, relists %v, regressions %v",
+		s, ok, lag, lagOK, state, head, informer, silence, objects, m.Sum(catalog.Relists.Name, res("configmaps")),
+		m.Sum(catalog.ResourceVersionRegressions.Name, res("configmaps")))
 }
 
 // controllerCache runs a controller's cache of the ConfigMaps of ns (a
