@@ -585,3 +585,42 @@ func TestAnRVOfAnotherHistoryTaintsTheStore(t *testing.T) {
 		t.Errorf("after a list: ahead %v, staleness %v (known %v), want fresh", v.Ahead, sec(103).Sub(v.Fresh), v.FreshKnown)
 	}
 }
+
+// A write answered while a head read from a watch cache of the lost
+// history was on its way proves nothing either way (the read may have
+// seen the write and more), so it is kept in the epoch it was judged in.
+// When a later write proves the loss, that write (of etcd's new history)
+// must not count as the old history's latest: it would keep the reads the
+// stale cache answered after the restore as proofs. The real
+// TestEtcdRestoreUnderARunningAPIServer failed so once in CI (staleness
+// 9.9 s, 12.8 s after etcd stopped): the head probe had answered only
+// before the writes the restore lost, the canary's latest write before the
+// restore was below them, and the proof kept the stale cache's read of
+// 10.1 s.
+func TestAWriteInFlightWithAStaleReadProvesNoHistory(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	sp.Sample(0, 1000, true, sec(1), sec(1), true)
+	sp.Write(1001, sec(1.5), false) // the canary's one write of the old history
+	// writes the probe misses: the store reaches 1200
+	for rv := uint64(1010); rv <= 1200; rv += 10 {
+		p.ApplyEvent(rv, env(sec(2)))
+	}
+	w.Received(sec(2), false)
+	// etcd restored to 1001 at 5s under a running kube-apiserver: its watch
+	// cache keeps the lost history. A read answers 1200 from it while a
+	// write of the new history is on its way, landing at 1002.
+	sp.Sample(0, 1200, true, sec(10), sec(10.3), true)
+	sp.Write(1002, sec(10.2), false)
+	if lost, _ := sp.HistoryLost(); lost {
+		t.Fatal("a write sent before the read it lands below answered proved a loss")
+	}
+	// the next write, sent after that read answered, proves the loss
+	if !sp.Write(1005, sec(14), false) {
+		t.Fatal("a write below a head answered before it was sent did not prove the loss")
+	}
+	now := sec(20)
+	v := p.Snapshot(env(now))
+	if v.FreshKnown && v.Fresh.After(sec(5)) {
+		t.Errorf("staleness %v after the loss proved at 14s, want at least %v (nothing of the old history is known after 5s)", now.Sub(v.Fresh), now.Sub(sec(5)))
+	}
+}

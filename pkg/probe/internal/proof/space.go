@@ -94,6 +94,11 @@ type write struct {
 	rv    uint64
 	sent  time.Time
 	epoch uint64 // the space's epoch once the write's answer was judged
+	// unsure: it landed below a head whose read answered after it was
+	// sent. The read may have seen it and more, or come from a watch cache
+	// of a history etcd lost while the write landed in the new one: it
+	// proves nothing of its epoch's history.
+	unsure bool
 }
 
 type held struct {
@@ -434,13 +439,14 @@ func (s *Space) wroteSince(t time.Time) bool {
 // ran on); a write cannot. lost is true for the write that proves such a
 // loss (once per loss): the timeline restarts and a new epoch begins.
 func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
-	defer func() {
-		s.writes[s.nWrites%len(s.writes)] = write{rv: rv, sent: sent, epoch: s.epoch}
-		s.nWrites++
-	}()
 	// judged against the reference's heads: a head only another source
 	// saw may be of a watch cache frozen in a history etcd lost
 	head, recv, ok := s.Timeline.LatestConfirmed()
+	unsure := ok && rv < head && !sent.After(recv)
+	defer func() {
+		s.writes[s.nWrites%len(s.writes)] = write{rv: rv, sent: sent, epoch: s.epoch, unsure: unsure}
+		s.nWrites++
+	}()
 	switch {
 	case below || ok && rv < head && sent.After(recv):
 		if s.lostWrite != 0 {
@@ -467,7 +473,8 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 // epoch that landed at or above rv, or, when a regression ended the epoch,
 // of its latest write (the restore came after that write committed; a
 // proof of any instant before the restore holds in the history etcd
-// kept). A write of a later epoch says nothing of the history left behind.
+// kept), unsure ones left out. A write of a later epoch says nothing of
+// the history left behind.
 func (s *Space) SameHistoryAt(rv, epoch uint64) time.Time {
 	if epoch < s.epoch {
 		at := s.latestWrite(epoch)
@@ -488,16 +495,17 @@ func (s *Space) SameHistoryAt(rv, epoch uint64) time.Time {
 }
 
 // latestWrite returns the request time of the latest write of epoch in the
-// ring.
+// ring, unsure ones left out.
 func (s *Space) latestWrite(epoch uint64) time.Time {
 	var at time.Time
 	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.epoch == epoch {
+		if w.epoch == epoch && !w.unsure {
 			at = maxTime(at, w.sent)
 		}
 	}
 	return at
 }
+
 
 // WritesBelow returns how many writes requested after after landed below
 // rv: a cache at rv seen before after is of another history when there are
