@@ -506,7 +506,6 @@ func (s *Space) latestWrite(epoch uint64) time.Time {
 	return at
 }
 
-
 // WritesBelow returns how many writes requested after after landed below
 // rv: a cache at rv seen before after is of another history when there are
 // any (a write commits after it is requested).
