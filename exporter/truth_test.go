@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
+	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
@@ -78,18 +79,7 @@ func TestHeadProbeRefusedWhileWatchesStream(t *testing.T) {
 // at once by the memory of the lost one; the head's regression is counted;
 // an informer RV ahead of the head shows as its own state, never as fresh.
 func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
-	traceSamples(t)
-	env := testenv.StartT(t, testenv.Options{})
-	procs, err := env.Processes(io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = procs.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := testenv.EnsureNamespace(ctx, env.Client, "restore"); err != nil {
-		t.Fatal(err)
-	}
+	env, procs, ctx := restorable(t, "restore")
 	cfg := canaryConfig("canary-restore", 20*time.Second)
 	cfg.Resources = resources("configmaps", "namespaces")
 	r := startExporter(t, cfg, env.Config, nil)
@@ -207,18 +197,7 @@ func TestEtcdRestoreThenStall(t *testing.T) {
 		rowTwelveRecovery = 30 * time.Second
 		lost              = 100 // objects the restore loses
 	)
-	traceSamples(t)
-	env := testenv.StartT(t, testenv.Options{})
-	procs, err := env.Processes(io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = procs.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := testenv.EnsureNamespace(ctx, env.Client, ns); err != nil {
-		t.Fatal(err)
-	}
+	env, procs, ctx := restorable(t, ns)
 	proxy, proxied := env.Proxy(t, env.Config)
 	cfg := canaryConfig("canary-row12", 20*time.Second)
 	r := startExporter(t, cfg, proxied, env.Config)
@@ -360,23 +339,12 @@ func TestEtcdRestoreThenStall(t *testing.T) {
 // restore): it moved on from an RV that later reads and writes
 // contradicted, and stays ahead of the head until it lists again.
 func TestEtcdRestoreTheHeadProbeMissed(t *testing.T) {
-	traceSamples(t)
 	const (
 		ns    = "missed"
 		lost  = 100 // objects the restore loses
 		slack = 5.0 // seconds
 	)
-	env := testenv.StartT(t, testenv.Options{})
-	procs, err := env.Processes(io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = procs.Stop() })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := testenv.EnsureNamespace(ctx, env.Client, ns); err != nil {
-		t.Fatal(err)
-	}
+	env, procs, ctx := restorable(t, ns)
 	probeProxy, probeCfg := env.Proxy(t, env.Config)
 	r := startExporter(t, canaryConfig("canary-missed", 20*time.Second), env.Config, probeCfg)
 	r.waitSynced(t, "configmaps")
@@ -489,6 +457,26 @@ func lostObjects(s cache.Store) int {
 		}
 	}
 	return n
+}
+
+// restorable starts a control plane of the test's own, whose etcd it may
+// snapshot and restore, with namespace ns; ctx ends with the test. The
+// exporters it starts trace their head samples (traceSamples).
+func restorable(t *testing.T, ns string) (*testenv.Env, *controlplane.Processes, context.Context) {
+	t.Helper()
+	traceSamples(t)
+	env := testenv.StartT(t, testenv.Options{})
+	procs, err := env.Processes(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = procs.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := testenv.EnsureNamespace(ctx, env.Client, ns); err != nil {
+		t.Fatal(err)
+	}
+	return env, procs, ctx
 }
 
 // traceSamples logs every head sample and canary write with its verdict
