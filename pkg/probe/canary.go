@@ -359,7 +359,9 @@ func (c *Canary) beat(ctx context.Context) {
 	sp.mu.Lock()
 	lost := sp.core.Write(rv, now, below)
 	sp.mu.Unlock()
-	c.log.V(2).Info("canary write", "rv", rv, "sent", stamp(now), "recv", stamp(c.res.clock.Now()), "below", below, "lost", lost)
+	if trace := c.log.V(2); trace.Enabled() { // formats only when traced
+		trace.Info("canary write", "rv", rv, "sent", stamp(now), "recv", stamp(c.res.clock.Now()), "below", below, "lost", lost)
+	}
 	if lost {
 		warn(sp.log, "a write landed below resource versions already seen: the store's history went back (etcd restored?); history reset")
 		c.m.regressed(sp)

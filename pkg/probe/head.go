@@ -177,8 +177,10 @@ func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent,
 	sp.dropped += dropped
 	resources := slices.Clone(sp.resources)
 	sp.mu.Unlock()
-	sp.log.V(2).Info("head sample", "resource", src.resource, "rv", rvs, "probe", probe, "sent", stamp(sent), "recv", stamp(recv),
-		"accepted", v.Accepted, "regressed", v.Regressed, "known", v.Known, "foreign", len(v.Foreign))
+	if trace := sp.log.V(2); trace.Enabled() { // formats only when traced
+		trace.Info("head sample", "resource", src.resource, "rv", rvs, "probe", probe, "sent", stamp(sent), "recv", stamp(recv),
+			"accepted", v.Accepted, "regressed", v.Regressed, "known", v.Known, "foreign", len(v.Foreign))
+	}
 	if opaque && !wasOpaque {
 		m.metrics.HeadProbeErrors.WithLabelValues(src.resource, catalog.ReasonOpaqueRV).Inc()
 		sp.log.Info("head resource version is not an integer; lag math is off for this RV space", "resource", src.resource, "rv", rvs)
