@@ -17,6 +17,7 @@ import (
 	"time"
 
 	monv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,6 +29,7 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/internal/cluster"
 	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
 	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 // mainRelease is the release installed, loaded, upgraded and uninstalled
@@ -447,18 +449,22 @@ func seriesByResource(m testenv.Metrics, name string) map[string]float64 {
 // uninstallQuietly uninstalls r at the end of a scenario that only needs
 // it for itself, so its pods stop taking CPU.
 func (s *clusterSuite) uninstallQuietly(t *testing.T, r helmRelease) {
+	s.describeFailure(t, r)
 	if err := chart.Uninstall(s.opts(r)); err != nil {
 		t.Logf("uninstall %s: %v", r.name, err)
 	}
 }
 
-// Paging: the chart's watch-stalled page at its shortest (two bookmark
-// periods, for 30s), and Prometheus evaluating every 5s; the scrape
-// interval is the ServiceMonitor's.
+// Paging: the chart's watch-stalled page at its shortest (three bookmark
+// periods and 120s, for 30s), and Prometheus evaluating every 5s; the
+// scrape interval is the ServiceMonitor's. A watch that stalled before its
+// first bookmark is judged by its session until that session's timeout
+// (client-go asks 5 to 10 min) has passed: its page may come up to 11 min
+// after the stall.
 const (
 	stalledAfterSeconds = 120
 	evalInterval        = 5 * time.Second
-	pageTimeout         = 8 * time.Minute
+	pageTimeout         = 12 * time.Minute
 )
 
 // paging: a real Prometheus finds the pod as the chart's ServiceMonitor
@@ -528,11 +534,19 @@ func (s *clusterSuite) paging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	listed := time.Now()
 	prom := startPrometheusWith(t, s.logDir, prometheusOptions{rules: rules, scrapeConfigs: scrape, alertmanager: am, interval: evalInterval, binary: promBin})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("webhook notifications:\n%s", hook.dump())
 			t.Logf("Prometheus alerts:\n%s", prom.describeAlerts())
+			// what the stalled-watch rule compares, and what resets a
+			// silence (a relist, a new watch), through the test
+			sel := fmt.Sprintf(`{%s=%q}`, labelResource, "configmaps")
+			r := promv1.Range{Start: listed, End: time.Now(), Step: 30 * time.Second}
+			for _, m := range []string{catalog.WatchSilence.Name, catalog.WatchBookmarkPeriod.Name, catalog.Relists.Name, catalog.WatchStarts.Name, catalog.WatchErrors.Name} {
+				t.Logf("%s%s:\n%s", m, sel, prom.describeRange(m+sel, r))
+			}
 		}
 	})
 	sel := fmt.Sprintf(`namespace=%q,pod=%q,service=%q,job=%q,endpoint="metrics"`, r.namespace, p.Name, fullname(r), fullname(r))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +67,9 @@ type clusterSuite struct {
 	// chart is the packaged chart every release installs, and image the
 	// name of the exporter image imported (the chart's default image).
 	chart, image string
+
+	mu        sync.Mutex
+	described map[string]bool // describeFailure's test/release pairs
 }
 
 // TestCluster is what the user does: helm install the chart into a real
@@ -351,33 +355,50 @@ func (s *clusterSuite) operatorObject(t *testing.T, resource, ns, name string, i
 }
 
 // dumpRelease logs, on failure, the state and logs of r's pods and the
-// tails of the cluster's component logs.
+// tails of the node's logs when the test ends (see describeFailure).
 func (s *clusterSuite) dumpRelease(t *testing.T, r helmRelease) {
 	t.Helper()
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		pods, _ := s.client.CoreV1().Pods(r.namespace).List(ctx, metav1.ListOptions{})
-		for _, p := range pods.Items {
-			t.Logf("pod %s: %s", p.Name, podState(&p))
-			for _, previous := range []bool{false, true} {
-				b, err := s.client.CoreV1().Pods(r.namespace).GetLogs(p.Name, &corev1.PodLogOptions{Previous: previous, TailLines: ptr(int64(30))}).Do(ctx).Raw()
-				if err == nil && len(b) > 0 {
-					t.Logf("logs of %s (previous %v):\n%s", p.Name, previous, b)
-				}
+	t.Cleanup(func() { s.describeFailure(t, r) })
+}
+
+// describeFailure logs, once per test and release and only if t failed,
+// the state and logs of r's pods, the release's events and the tails of
+// the node's logs. A test that uninstalls r itself calls it first: the
+// pods' logs go with them.
+func (s *clusterSuite) describeFailure(t *testing.T, r helmRelease) {
+	if !t.Failed() {
+		return
+	}
+	key := t.Name() + "/" + r.name
+	s.mu.Lock()
+	done := s.described[key]
+	if s.described == nil {
+		s.described = map[string]bool{}
+	}
+	s.described[key] = true
+	s.mu.Unlock()
+	if done {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pods, _ := s.client.CoreV1().Pods(r.namespace).List(ctx, metav1.ListOptions{})
+	for _, p := range pods.Items {
+		t.Logf("pod %s: %s", p.Name, podState(&p))
+		for _, previous := range []bool{false, true} {
+			b, err := s.client.CoreV1().Pods(r.namespace).GetLogs(p.Name, &corev1.PodLogOptions{Previous: previous, TailLines: ptr(int64(60))}).Do(ctx).Raw()
+			if err == nil && len(b) > 0 {
+				t.Logf("logs of %s (previous %v):\n%s", p.Name, previous, b)
 			}
 		}
-		events, _ := s.client.CoreV1().Events(r.namespace).List(ctx, metav1.ListOptions{})
-		for _, e := range events.Items {
-			t.Logf("event %s %s: %s %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
-		}
-		for _, c := range []string{"kubelet", "containerd", "kube-controller-manager"} {
-			t.Logf("tail of %s.log:\n%s", c, testenv.Tail(filepath.Join(s.logDir, c+".log"), 20))
-		}
-	})
+	}
+	events, _ := s.client.CoreV1().Events(r.namespace).List(ctx, metav1.ListOptions{})
+	for _, e := range events.Items {
+		t.Logf("event %s %s: %s %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+	}
+	for _, c := range []string{"kubelet", "containerd", "kube-controller-manager"} {
+		t.Logf("tail of %s.log:\n%s", c, testenv.Tail(filepath.Join(s.logDir, c+".log"), 20))
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

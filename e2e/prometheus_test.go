@@ -257,3 +257,27 @@ func (p *prometheusServer) describeAlerts() string {
 	}
 	return b.String()
 }
+
+// describeRange returns the series of the range query q over r, one line
+// per series with its values at r's steps (for a failure's log).
+func (p *prometheusServer) describeRange(q string, r promv1.Range) string {
+	ctx, cancel := apiContext()
+	defer cancel()
+	v, _, _, err := p.api.QueryRange(ctx, q, r)
+	if err != nil {
+		return err.Error()
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return "want a matrix, got " + v.Type().String()
+	}
+	var b strings.Builder
+	for _, s := range m {
+		fmt.Fprintf(&b, "%s:", s.Metric)
+		for _, pt := range s.Values {
+			fmt.Fprintf(&b, " %s=%.4g", pt.Timestamp.Time().Format(time.TimeOnly), float64(pt.Value))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

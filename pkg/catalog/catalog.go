@@ -186,7 +186,7 @@ var (
 	}
 	WatchBookmarkPeriod = Metric{
 		Name:   "rvsync_watch_bookmark_period_seconds",
-		Help:   "The bookmark cadence of the resource's informer: the median of the latest intervals between its watch bookmarks, never below kube-apiserver's 60 (shorter intervals are its extra bookmarks after a watch-list and before a watch timeout); 60 until measured. Without freshness reads on the informer's own connection, while a watch session that has had no bookmark yet is open within its timeout, that session's length: the API server sends no bookmark until its watch cache moves past the watch's start, which for a quiet resource only etcd's progress notifications then do.",
+		Help:   "The bookmark cadence of the resource's informer: the median of the latest intervals between its watch bookmarks, never below kube-apiserver's 60 (shorter intervals are its extra bookmarks after a watch-list and before a watch timeout); 60 until measured. A watch that has had no bookmark yet (its server may send none) reads the longest of its recent sessions, and the timeout the current one asked for until that timeout has passed: a session open past it has a stalled path. Without freshness reads on the informer's own connection, while a watch session that has had no bookmark yet is open within its timeout, that session's length: the API server sends no bookmark until its watch cache moves past the watch's start, which for a quiet resource only etcd's progress notifications then do.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "seconds",

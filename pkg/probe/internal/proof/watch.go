@@ -255,7 +255,8 @@ func (w *Watch) live(now time.Time) {
 // initial events and one 2s before a watch's timeout); for a watch that
 // has not had one (yet: a server that sends none, or a watch younger than
 // a bookmark period), the longest of its recent sessions, or the timeout
-// the current one asked for: the server ends each session, a sign of life.
+// the current one asked for while it lasts: the server ends each session,
+// a sign of life, so one open past its timeout has a stalled path.
 //
 // Without freshness reads (SetReads), nothing but etcd's progress
 // notifications moves a quiet resource's watch cache, and its server sends
@@ -271,7 +272,7 @@ func (w *Watch) live(now time.Time) {
 // cache).
 func (w *Watch) Cadence(now time.Time) time.Duration {
 	if !w.bookmarks {
-		return min(max(w.longestSession(), DefaultBookmarkPeriod), maxCadence)
+		return min(max(w.longestSession(now), DefaultBookmarkPeriod), maxCadence)
 	}
 	c := DefaultBookmarkPeriod
 	if n := min(w.nPeriods, len(w.periods)); n > 0 {
@@ -286,13 +287,14 @@ func (w *Watch) Cadence(now time.Time) time.Duration {
 }
 
 // longestSession returns the longest of the recent watch sessions and the
-// timeout the current one asked for (0: none known).
-func (w *Watch) longestSession() time.Duration {
+// timeout the current one asked for (0: none known), unless it is open
+// past that timeout by now: its server would have ended it.
+func (w *Watch) longestSession(now time.Time) time.Duration {
 	var longest time.Duration
 	for _, d := range w.sessions[:min(w.nSessions, len(w.sessions))] {
 		longest = max(longest, d)
 	}
-	if w.watching && !w.deadline.IsZero() {
+	if w.watching && !w.deadline.IsZero() && now.Before(w.deadline.Add(silentSlack)) {
 		longest = max(longest, w.deadline.Sub(w.opened))
 	}
 	return longest

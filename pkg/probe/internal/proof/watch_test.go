@@ -261,3 +261,37 @@ func listedAndWatching(deadline time.Time) *Watch {
 	w.WatchOpened(sec(0), deadline)
 	return w
 }
+
+// A watch that has had no bookmark yet is judged by its session: the
+// server may send none, and ends the session at its timeout. Past that
+// timeout, an open session is no longer waited for: the server would have
+// ended it, so the path to it is stalled. A pod whose watches stalled 20s
+// after they opened, before their first bookmark, kept a cadence of the
+// whole session (9 min) and its RvsyncWatchStalled page (3 cadences)
+// never came in 8 min (TestCluster in CI).
+func TestASessionPastItsTimeoutIsNoLongerWaitedFor(t *testing.T) {
+	var w Watch
+	w.ListStarted(sec(0), true)
+	w.ListEnded(sec(1))
+	w.WatchOpened(sec(1), sec(1+540))
+	if c := w.Cadence(sec(300)); c != 540*time.Second {
+		t.Errorf("cadence %v within the first session, no bookmark yet: want the session's 540s", c)
+	}
+	if w.Silent(sec(300)) {
+		t.Error("silent within a bookmarkless session's timeout")
+	}
+	at := sec(1 + 540).Add(silentSlack + time.Second)
+	if c := w.Cadence(at); c != DefaultBookmarkPeriod {
+		t.Errorf("cadence %v with the session open past its timeout, want the bookmark period %v", c, DefaultBookmarkPeriod)
+	}
+	if !w.Silent(at) {
+		t.Error("not silent with the session open past its timeout and nothing heard since the list")
+	}
+	// a server that sends no bookmarks: the sessions it ended keep the
+	// cadence theirs, past the current one's timeout too
+	w.WatchEnded(sec(1 + 540))
+	w.WatchOpened(sec(541), sec(541+300))
+	if c := w.Cadence(sec(541 + 400)); c != 540*time.Second {
+		t.Errorf("cadence %v after a 540s session ended on time, want 540s", c)
+	}
+}
