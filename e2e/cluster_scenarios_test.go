@@ -534,7 +534,7 @@ func (s *clusterSuite) paging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := time.Now()
+	promStarted := time.Now()
 	prom := startPrometheusWith(t, s.logDir, prometheusOptions{rules: rules, scrapeConfigs: scrape, alertmanager: am, interval: evalInterval, binary: promBin})
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -542,10 +542,10 @@ func (s *clusterSuite) paging(t *testing.T) {
 			t.Logf("Prometheus alerts:\n%s", prom.describeAlerts())
 			// what the stalled-watch rule compares, and what resets a
 			// silence (a relist, a new watch), through the test
-			sel := fmt.Sprintf(`{%s=%q}`, labelResource, "configmaps")
-			r := promv1.Range{Start: listed, End: time.Now(), Step: 30 * time.Second}
+			configMaps := fmt.Sprintf(`{%s=%q}`, labelResource, "configmaps")
+			r := promv1.Range{Start: promStarted, End: time.Now(), Step: 30 * time.Second}
 			for _, m := range []string{catalog.WatchSilence.Name, catalog.WatchBookmarkPeriod.Name, catalog.Relists.Name, catalog.WatchStarts.Name, catalog.WatchErrors.Name} {
-				t.Logf("%s%s:\n%s", m, sel, prom.describeRange(m+sel, r))
+				t.Logf("%s%s:\n%s", m, configMaps, prom.describeRange(m+configMaps, r))
 			}
 		}
 	})
