@@ -32,14 +32,16 @@
 //  1. listwatch.go: instrumentedWatch.observe sees it, in the same
 //     goroutine, and calls
 //  2. informer.go: informer.received (stage 1, the wire: sign of life,
-//     bookmark cadence), informer.push (stage 2, the queue), where it
-//     waits until the store holds it and informer.drain pops it — the key
-//     informer's store (keystore.go: client-go's reflector writes it
-//     directly, no FIFO) calls drain as it applies the event; an informer
-//     of your own (Instrument) tells through its handler notification
-//     (informer.notified) — and informer.apply (stage 3, the proofs) hands
-//     it to
-//  3. internal/proof: Queue (which deltas the store holds), Proof (what
+//     bookmark cadence) and informer.push (stage 2, the queue), where it
+//     waits until the store holds it; then
+//  3. keystore.go: client-go's reflector, in its goroutine across the
+//     watch's channel, applies it to the key informer's store (no FIFO),
+//     which tells
+//  4. applied.go: informer.drain pops it from the queue and
+//     informer.apply (stage 3, the proofs) hands it to (an informer of
+//     your own, Instrument, tells drain through its handler notification,
+//     informer.notified, in the same file)
+//  5. internal/proof: Queue (which deltas the store holds), Proof (what
 //     the store provably holds: RV, freshness, lag) over Space (the RV
 //     space's head timeline) and Watch (the watch's liveness); pure code,
 //     no locks, goroutines, clocks or client types (go list -deps

@@ -13,8 +13,8 @@ import (
 // reflector writes it directly (as kube-state-metrics' stores are
 // written), with no FIFO and no handler goroutines between: each watch
 // event is applied in the reflector's goroutine, which then tells the
-// informer's state (stage 2, informer.drain) what the store holds, and
-// calls the event handlers, if any, in order.
+// informer's state (stage 2, informer.drain in applied.go) what the store
+// holds, and calls the event handlers, if any, in order.
 //
 // A list streams into it: its own ListerWatcher (metaLW) adds each item of
 // a List or of a watch-list's initial events to a staged set as it is

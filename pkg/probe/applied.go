@@ -1,0 +1,174 @@
+package probe
+
+import (
+	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
+)
+
+// What the store applied: the store (keystore.go's, or the handler
+// notification of an informer of your own) tells drain which deltas it
+// holds; they leave the queue (stage 2) and reach the proofs (stage 3).
+// The way of one event enters this file from the store and leaves it for
+// internal/proof: it never comes back to informer.go, where the delta was
+// received and queued.
+
+// notified is called with the object of each handler notification of the
+// informer: the store has applied it and, in order, what came before it.
+func (in *informer) notified(obj any) {
+	rv, key, ok := storedIdentity(obj)
+	if !ok {
+		// a transform that keeps neither metadata nor a key: the queue
+		// cannot tell when the store applies a delta, so deltas count on
+		// receipt from now on rather than pile up unmatched
+		in.queueMu.Lock()
+		in.counted = true
+		var buf [proof.QueueCap]proof.Applied
+		out := in.queue.PopAll(buf[:0])
+		in.queueMu.Unlock()
+		in.apply(out, in.res.clock.Now())
+		return
+	}
+	in.drain(rv, key)
+}
+
+// drain pops the deltas a notification of the object at rv (0: it carries
+// none) with key hash key proves applied, and, when bookmarks or list ends
+// wait at the head of the queue, those up to the store's own resource
+// version; it hands them to the proofs. It is the one place the queue is
+// drained: the handler calls it with each notification, the monitor's
+// ticker (through drainStore) with none. It may wait for the store's lock,
+// never while it holds the queue's.
+func (in *informer) drain(rv, key uint64) {
+	var buf [2 * proof.QueueCap]proof.Applied
+	in.queueMu.Lock()
+	out := buf[:0]
+	switch {
+	case rv != 0:
+		out = in.queue.PopRV(rv, out)
+	case key != 0:
+		out = in.queue.PopKey(key, out)
+	}
+	storeRV := in.storeRV
+	waiting := storeRV != nil && in.queue.NeedsStoreRV()
+	in.queueMu.Unlock()
+	if waiting {
+		// bookmarks and list ends notify no handler: the store's RV tells
+		if srv, ok := proof.ParseRV(storeRV()); ok {
+			in.queueMu.Lock()
+			out = in.queue.PopRV(srv, out)
+			in.queueMu.Unlock()
+		}
+	}
+	in.apply(out, in.res.clock.Now())
+}
+
+// drainStore drains, in a goroutine of its own, what the store applied
+// without notifying a handler (bookmarks, list ends): the store's lock may
+// be held by a slow indexer, and the monitor's ticker does not wait for it.
+func (in *informer) drainStore() {
+	if !in.draining.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer in.draining.Store(false)
+		in.drain(0, 0)
+	}()
+}
+
+// ---- stage 3: the proofs ----
+
+// canaryOverdue is how long after a canary write an informer that has not
+// delivered it is behind: the canary's default deadline.
+const canaryOverdue = 60 * time.Second
+
+// env returns what the proofs read of the informer's surroundings; the
+// caller holds proofMu, wireMu and the space's lock.
+func (in *informer) env(sp *space, now time.Time) proof.Env {
+	return proof.Env{Now: now, Space: sp.core, Watch: &in.wire, ProbeInterval: in.res.interval, OwnReads: in.ownReads && in.freshen != nil}
+}
+
+// apply records that the store holds ds since now, oldest first.
+func (in *informer) apply(ds []proof.Applied, now time.Time) {
+	if len(ds) == 0 {
+		return
+	}
+	r := in.res
+	canary := r.canary.Load()
+	type delivery struct {
+		lag             time.Duration
+		bounded, ok     bool
+		rv              uint64
+		storeLagSeconds float64
+	}
+	var obs [2 * proof.QueueCap]delivery
+	n := 0
+	sp := r.space.Load()
+	in.proofMu.Lock()
+	in.wireMu.Lock()
+	sp.mu.Lock()
+	env := in.env(sp, now)
+	if canary != nil {
+		// a write answered after this informer delivered it
+		if sent := canary.proof(in); !sent.IsZero() {
+			in.proof.Canary(sent, env)
+		}
+	}
+	for _, d := range ds {
+		o := delivery{storeLagSeconds: max(0, now.Sub(d.At).Seconds())}
+		if d.List {
+			in.proof.ApplyList(d.ListRV, d.Proof, env)
+			if canary != nil {
+				if sent, ok := canary.covered(in, d.ListRV, now); ok {
+					in.proof.Canary(sent, env)
+				}
+			}
+		}
+		switch d.Kind {
+		case proof.Event:
+			if d.RV == 0 {
+				break // one event of a batch: its RV is not known
+			}
+			in.proof.ApplyEvent(d.RV, env)
+			o.lag, o.bounded, o.ok = proof.DeliveryLag(sp.core, d.RV, now, r.interval)
+			o.rv = d.RV
+			if d.Canary && canary != nil {
+				if sent, ok := canary.delivered(in, d.RV, now); ok {
+					in.proof.Canary(sent, env)
+				}
+			}
+		case proof.Bookmark:
+			in.proof.ApplyBookmark(d.RV, env)
+			if d.Canary && canary != nil { // a batch whose canary event came before its last bookmark
+				if sent, ok := canary.covered(in, d.RV, now); ok {
+					in.proof.Canary(sent, env)
+				}
+			}
+		}
+		obs[n] = o
+		n++
+	}
+	sp.mu.Unlock()
+	in.wireMu.Unlock()
+	if r.recordDeliveries.Load() {
+		if in.deliveries == nil {
+			in.deliveries = newDeliveries()
+		}
+		for i, d := range ds {
+			if d.Kind == proof.Event && d.RV != 0 && d.Deltas == 1 {
+				in.deliveries.add(d.Key, obs[i].rv, now)
+			}
+		}
+	}
+	in.proofMu.Unlock()
+	for _, o := range obs[:n] {
+		r.storeLag.Observe(o.storeLagSeconds)
+		switch {
+		case o.rv == 0 || !o.ok:
+		case o.bounded:
+			r.deliveryLag.Observe(o.lag.Seconds())
+		default:
+			r.unbounded.Inc()
+		}
+	}
+}
