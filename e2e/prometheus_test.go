@@ -181,18 +181,27 @@ func (p *prometheusServer) waitQuery(t *testing.T, timeout time.Duration, q stri
 	return vec
 }
 
-// hasData reports whether a range query over r returns at least one sample
-// that is a number (not NaN).
-func (p *prometheusServer) hasData(q string, r promv1.Range) (bool, error) {
+// queryRange evaluates the range query q over r.
+func (p *prometheusServer) queryRange(q string, r promv1.Range) (model.Matrix, error) {
 	ctx, cancel := apiContext()
 	defer cancel()
 	v, _, _, err := p.api.QueryRange(ctx, q, r)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {
-		return false, fmt.Errorf("want a matrix, got %s", v.Type())
+		return nil, fmt.Errorf("want a matrix, got %s", v.Type())
+	}
+	return m, nil
+}
+
+// hasData reports whether a range query over r returns at least one sample
+// that is a number (not NaN).
+func (p *prometheusServer) hasData(q string, r promv1.Range) (bool, error) {
+	m, err := p.queryRange(q, r)
+	if err != nil {
+		return false, err
 	}
 	for _, s := range m {
 		for _, pt := range s.Values {
@@ -261,15 +270,9 @@ func (p *prometheusServer) describeAlerts() string {
 // describeRange returns the series of the range query q over r, one line
 // per series with its values at r's steps (for a failure's log).
 func (p *prometheusServer) describeRange(q string, r promv1.Range) string {
-	ctx, cancel := apiContext()
-	defer cancel()
-	v, _, _, err := p.api.QueryRange(ctx, q, r)
+	m, err := p.queryRange(q, r)
 	if err != nil {
 		return err.Error()
-	}
-	m, ok := v.(model.Matrix)
-	if !ok {
-		return "want a matrix, got " + v.Type().String()
 	}
 	var b strings.Builder
 	for _, s := range m {
