@@ -401,6 +401,15 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restart", Start: 191 * time.Second, Dur: 30 * time.Second}, {Kind: "restore", Start: 201 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 5000}, {Kind: "delete-crd", Start: 224 * time.Second, Dur: 10 * time.Second, Resource: "configmaps"}},
 		},
 	},
+	{
+		caught: "a store that listed during a loss (a restore with the API server restarted, the informers frozen across it) and applied events before the loss ended was tainted by moving on from its unjudged list RV, and stayed ahead of the head for good: staleness 180 s above the truth and growing (seeds 49788, 57610, 75776 and 45856 of the 100,000 run; TestAnEventDuringALossDoesNotTaintItsList)",
+		h: History{Seed: 57610, Duration: 7 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 7 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "freeze", Start: 211 * time.Second, Dur: 45 * time.Second, Host: "informers"}, {Kind: "restore", Start: 229 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

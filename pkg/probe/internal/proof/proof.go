@@ -150,9 +150,12 @@ func (p *Proof) sync(env Env) {
 }
 
 // settle commits the withdrawal of an RV of another history before the
-// informer moves on from it.
+// informer moves on from it. An RV that is ahead only because its store
+// has not listed since a restore (or listed during a loss not yet judged)
+// is not of another history: unlisted judges the store, and moving on
+// from it taints nothing.
 func (p *Proof) settle(env Env) {
-	if p.rv != 0 && p.ahead(env) {
+	if p.rv != 0 && p.contradicted(env) {
 		p.fresh = p.withdrawn(env)
 		p.tainted = true
 	}
@@ -441,13 +444,13 @@ func (p *Proof) lossListContradicted(env Env) bool {
 // space's: samples or writes requested after it arrived saw lower
 // revisions, or the store has not listed since a restore.
 func (p *Proof) ahead(env Env) bool {
-	if p.unlisted(env) {
-		return true
-	}
-	if p.rv == 0 {
-		return false
-	}
-	return env.Space.Timeline.Below(p.rv, p.rvAt) >= AheadAfter || env.Space.WritesBelow(p.rv, p.rvAt) >= AheadAfter
+	return p.unlisted(env) || p.contradicted(env)
+}
+
+// contradicted reports whether samples or writes requested after the
+// informer's RV arrived saw lower revisions: the RV is of another history.
+func (p *Proof) contradicted(env Env) bool {
+	return p.rv != 0 && (env.Space.Timeline.Below(p.rv, p.rvAt) >= AheadAfter || env.Space.WritesBelow(p.rv, p.rvAt) >= AheadAfter)
 }
 
 // withdrawn is what fresh falls back to when the RV turns out to be of

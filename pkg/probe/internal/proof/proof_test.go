@@ -57,6 +57,58 @@ func TestAListDuringALossCountsOnceTheLossEnds(t *testing.T) {
 	}
 }
 
+// A store that listed during a loss and applied events before the loss
+// ended is judged once it ends, as one that applied none: moving on from
+// the list's RV while the list is not yet judged is not moving on from an
+// RV of another history (simulation seeds 49788, 57610 and 75776: an
+// informer frozen across a restore with the API server restarted relisted
+// from the new history 7 s after a write proved the loss, applied the
+// writes that followed, and stayed ahead of the head for good, its
+// staleness growing 180 s above the truth).
+func TestAnEventDuringALossDoesNotTaintItsList(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 20; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	if !sp.Write(905, sec(101), false) { // etcd restored to 900
+		t.Fatal("a write below the reads did not prove the loss")
+	}
+	w.WatchEnded(sec(102))
+	w.ListStarted(sec(110), true)
+	p.ApplyList(1210, w.ListEnded(sec(111)), env(sec(111)))
+	w.WatchOpened(sec(111), time.Time{})
+	// the watch delivers the new history's writes before one lands above
+	// the reads
+	w.Received(sec(113), false)
+	p.ApplyEvent(1212, env(sec(113)))
+	if lost, _ := sp.HistoryLost(); !lost {
+		t.Fatal("no loss while the reads are above the writes")
+	}
+	sp.Sample(0, 1215, true, sec(115), sec(115), true)
+	sp.Write(1220, sec(116), false)
+	if lost, _ := sp.HistoryLost(); lost {
+		t.Fatal("still lost after a write above the reads")
+	}
+	for i := 0; i < 10; i++ {
+		at := sec(float64(120 + 10*i))
+		rv := uint64(1225 + 5*i)
+		sp.Sample(0, rv, true, at, at, true)
+		w.Received(at.Add(time.Second), false)
+		p.ApplyEvent(rv, env(at.Add(time.Second)))
+	}
+	now := sec(220)
+	v := p.Snapshot(env(now))
+	if v.Ahead {
+		t.Error("still ahead of the head after the loss ended and events followed the head")
+	}
+	if !v.FreshKnown || now.Sub(v.Fresh) > 15*time.Second {
+		t.Errorf("staleness %v (known %v) with events at the head every 10s, want under 15s", now.Sub(v.Fresh), v.FreshKnown)
+	}
+}
+
 // A watch that ended with 410 cannot resume: until the informer lists
 // again its store lacks everything committed since its RV, however soon
 // the watch ended. client-go's reflector waits out one backoff shared by
