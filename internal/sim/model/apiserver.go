@@ -1,6 +1,7 @@
 package model
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -16,6 +17,18 @@ type APIServer struct {
 	latency time.Duration
 	// disrupted is when it last stopped, started or changed its latency
 	disrupted time.Time
+}
+
+// cachesInOrder returns the server's watch caches by resource name: what
+// they do to their watchers wakes the clients' goroutines, and the order
+// they wake in must not depend on map iteration, or a seed would not
+// replay.
+func (s *APIServer) cachesInOrder() []*watchCache {
+	out := make([]*watchCache, 0, len(s.caches))
+	for _, name := range slices.Sorted(maps.Keys(s.caches)) {
+		out = append(out, s.caches[name])
+	}
+	return out
 }
 
 // Up reports whether the server serves.
@@ -43,7 +56,7 @@ func (tx *Tx) Stop(i int) {
 	s.up = false
 	t := now()
 	s.disrupted = t
-	for _, wc := range s.caches {
+	for _, wc := range s.cachesInOrder() {
 		wc.closeAll(t, errConnReset)
 	}
 	s.caches = map[string]*watchCache{}
@@ -195,7 +208,7 @@ func (wc *watchCache) fresh(t time.Time) bool {
 		return wc.rv >= wc.res.etcd.rev
 	}
 	if wc.res.etcd.rev > wc.pos {
-		for _, other := range wc.srv.caches {
+		for _, other := range wc.srv.cachesInOrder() {
 			if other.res.etcd == wc.res.etcd {
 				other.progress(t)
 			}

@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -118,7 +120,7 @@ func (tx *Tx) dropLocked(cn *conn) {
 	t := now()
 	cn.disrupted = t
 	if cn.server != nil {
-		for _, wc := range cn.server.caches {
+		for _, wc := range cn.server.cachesInOrder() {
 			for _, wt := range wc.watchers {
 				if wt.conn == cn {
 					wt.end(t, errConnReset)
@@ -155,8 +157,8 @@ func (tx *Tx) Hang(host, res string, hang bool) {
 func (c *Cluster) Close() {
 	c.mu.Lock()
 	var all []*stream
-	for _, cn := range c.conns {
-		all = append(all, cn.streams...)
+	for _, host := range slices.Sorted(maps.Keys(c.conns)) {
+		all = append(all, c.conns[host].streams...)
 	}
 	c.mu.Unlock()
 	for _, s := range all {

@@ -59,7 +59,7 @@ func (c *Cluster) setProgressLocked(e *etcd, every time.Duration) {
 func (c *Cluster) scheduleProgressLocked(e *etcd, from time.Time) {
 	e.notify = c.scheduleLocked(from.Add(e.progress), func(t time.Time) {
 		for _, s := range c.servers {
-			for _, wc := range s.caches {
+			for _, wc := range s.cachesInOrder() {
 				if wc.res.etcd == e {
 					wc.progress(t)
 				}
