@@ -29,11 +29,15 @@ func TestDeterminism(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector randomizes the scheduler (runtime.randomizeScheduler), so runs of one seed differ by design; make test-unit runs this test without -race")
 	}
-	h := Generate(2, 40*time.Minute)
-	first := fingerprint(t, h)
-	for i := range 4 {
-		if got := fingerprint(t, h); got != first {
-			t.Errorf("run %d of seed %d: fingerprint %x, first run %x", i+2, h.Seed, got, first)
+	// seed 75776 restarts the API server and restores etcd: the model's
+	// watch caches closed their watchers in map order then, and the seed
+	// took a different path nearly every run
+	for _, h := range []History{Generate(2, 40*time.Minute), Generate(75776, 10*time.Minute)} {
+		first := fingerprint(t, h)
+		for i := range 4 {
+			if got := fingerprint(t, h); got != first {
+				t.Errorf("run %d of seed %d: fingerprint %x, first run %x", i+2, h.Seed, got, first)
+			}
 		}
 	}
 }
