@@ -12,49 +12,11 @@ import (
 // bookmarks prove it fresh (it used to stay "ahead of the head", its
 // staleness growing for as long as the watch lived).
 func TestAListDuringALossCountsOnceTheLossEnds(t *testing.T) {
-	sp, w, p, env := listedAt1000()
-	for i := 1; i <= 20; i++ { // the old history: a head sample and a delivery every 5s
-		rv := uint64(1000 + 10*i)
-		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
-		w.Received(sec(float64(5*i)), false)
-		p.ApplyEvent(rv, env(sec(float64(5*i))))
-	}
-	// etcd restored to 900; a write lands below the reads (1200)
-	if !sp.Write(905, sec(101), false) {
-		t.Fatal("a write below the reads did not prove the loss")
-	}
-	w.WatchEnded(sec(102))
-	// the informer relists from a restarted API server, above the old head
-	w.ListStarted(sec(110), true)
-	p.ApplyList(1210, w.ListEnded(sec(111)), env(sec(111)))
-	if lost, _ := sp.HistoryLost(); !lost {
-		t.Fatal("no loss while the reads are above the writes")
-	}
+	sp, w, p, env := listedDuringALoss(t)
 	if v := p.Snapshot(env(sec(112))); !v.Ahead {
 		t.Error("a list during the loss counted before the loss ended")
 	}
-	w.WatchOpened(sec(111), time.Time{})
-	// a write lands above the reads: the loss is over
-	sp.Sample(0, 1215, true, sec(115), sec(115), true)
-	sp.Write(1220, sec(116), false)
-	if lost, _ := sp.HistoryLost(); lost {
-		t.Fatal("still lost after a write above the reads")
-	}
-	for i := 0; i < 10; i++ {
-		at := sec(float64(120 + 10*i))
-		rv := uint64(1225 + 5*i)
-		sp.Sample(0, rv, true, at, at, true)
-		w.Received(at.Add(time.Second), true)
-		p.ApplyBookmark(rv, env(at.Add(time.Second)))
-	}
-	now := sec(220)
-	v := p.Snapshot(env(now))
-	if v.Ahead {
-		t.Error("still ahead of the head after the loss ended and bookmarks followed the head")
-	}
-	if !v.FreshKnown || now.Sub(v.Fresh) > 15*time.Second {
-		t.Errorf("staleness %v after bookmarks at the head every 10s, want under 15s", now.Sub(v.Fresh))
-	}
+	endTheLossAndFollow(t, sp, w, p, env, true)
 }
 
 // A store that listed during a loss and applied events before the loss
@@ -66,27 +28,40 @@ func TestAListDuringALossCountsOnceTheLossEnds(t *testing.T) {
 // writes that followed, and stayed ahead of the head for good, its
 // staleness growing 180 s above the truth).
 func TestAnEventDuringALossDoesNotTaintItsList(t *testing.T) {
-	sp, w, p, env := listedAt1000()
-	for i := 1; i <= 20; i++ {
-		rv := uint64(1000 + 10*i)
-		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
-		w.Received(sec(float64(5*i)), false)
-		p.ApplyEvent(rv, env(sec(float64(5*i))))
-	}
-	if !sp.Write(905, sec(101), false) { // etcd restored to 900
+	sp, w, p, env := listedDuringALoss(t)
+	// the watch delivers the new history's writes before one lands above
+	// the reads
+	w.Received(sec(113), false)
+	p.ApplyEvent(1212, env(sec(113)))
+	endTheLossAndFollow(t, sp, w, p, env, false)
+}
+
+// listedDuringALoss: the head and the store at 1200 by 100s, etcd restored
+// to 900 (a write at 101s lands at 905, below the reads), and the informer
+// relisted at 111s at 1210, above the old head, from a restarted API
+// server, while no write has landed above the reads yet.
+func listedDuringALoss(t *testing.T) (sp *Space, w *Watch, p *Proof, env func(time.Time) Env) {
+	t.Helper()
+	sp, w, p, env = listedAt1000()
+	deliverAtTheHead(sp, w, p, env, 20)
+	if !sp.Write(905, sec(101), false) {
 		t.Fatal("a write below the reads did not prove the loss")
 	}
 	w.WatchEnded(sec(102))
 	w.ListStarted(sec(110), true)
 	p.ApplyList(1210, w.ListEnded(sec(111)), env(sec(111)))
 	w.WatchOpened(sec(111), time.Time{})
-	// the watch delivers the new history's writes before one lands above
-	// the reads
-	w.Received(sec(113), false)
-	p.ApplyEvent(1212, env(sec(113)))
 	if lost, _ := sp.HistoryLost(); !lost {
 		t.Fatal("no loss while the reads are above the writes")
 	}
+	return sp, w, p, env
+}
+
+// endTheLossAndFollow lands a write above the reads at 116s, then delivers
+// the head every 10s (bookmarks, or events) and wants the store fresh at
+// 220s.
+func endTheLossAndFollow(t *testing.T, sp *Space, w *Watch, p *Proof, env func(time.Time) Env, bookmarks bool) {
+	t.Helper()
 	sp.Sample(0, 1215, true, sec(115), sec(115), true)
 	sp.Write(1220, sec(116), false)
 	if lost, _ := sp.HistoryLost(); lost {
@@ -96,16 +71,20 @@ func TestAnEventDuringALossDoesNotTaintItsList(t *testing.T) {
 		at := sec(float64(120 + 10*i))
 		rv := uint64(1225 + 5*i)
 		sp.Sample(0, rv, true, at, at, true)
-		w.Received(at.Add(time.Second), false)
-		p.ApplyEvent(rv, env(at.Add(time.Second)))
+		w.Received(at.Add(time.Second), bookmarks)
+		if bookmarks {
+			p.ApplyBookmark(rv, env(at.Add(time.Second)))
+		} else {
+			p.ApplyEvent(rv, env(at.Add(time.Second)))
+		}
 	}
 	now := sec(220)
 	v := p.Snapshot(env(now))
 	if v.Ahead {
-		t.Error("still ahead of the head after the loss ended and events followed the head")
+		t.Error("still ahead of the head after the loss ended and deliveries followed the head")
 	}
 	if !v.FreshKnown || now.Sub(v.Fresh) > 15*time.Second {
-		t.Errorf("staleness %v (known %v) with events at the head every 10s, want under 15s", now.Sub(v.Fresh), v.FreshKnown)
+		t.Errorf("staleness %v (known %v) with deliveries at the head every 10s, want under 15s", now.Sub(v.Fresh), v.FreshKnown)
 	}
 }
 
