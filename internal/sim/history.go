@@ -243,9 +243,11 @@ func (h *History) apply(w *World, f Fault, at func(time.Duration) time.Time) {
 // against the truth.
 //
 // It seeds math/rand's global source with h.Seed first: client-go and
-// the monitor draw their jitter from it, so a history replays exactly (in
-// a test binary built with //go:debug randseednop=0, as this package's is;
-// histories run one at a time per process).
+// the monitor draw their jitter from it, so a history's every draw
+// replays (in a test binary built with //go:debug randseednop=0, as this
+// package's is; histories run one at a time per process). Which of two
+// goroutines woken at one simulated instant runs first does not: Go's
+// scheduler picks (TestSeed's -sim.runs).
 func RunHistory(t *testing.T, h History) (*Checker, error) {
 	return runHistory(t, h, nil)
 }
