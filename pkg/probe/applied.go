@@ -138,7 +138,7 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 				}
 			}
 		case proof.Bookmark:
-			in.proof.ApplyBookmark(d.RV, env)
+			in.proof.ApplyBookmark(d.RV, d.At, env)
 			if d.Canary && canary != nil { // a batch whose canary event came before its last bookmark
 				if sent, ok := canary.covered(in, d.RV, now); ok {
 					in.proof.Canary(sent, env)

@@ -17,8 +17,9 @@ import "time"
 //     healthy sawtooth and teaches it nothing;
 //   - RV lag: how far behind the head its latest delivery was (an event's
 //     distance from the head when it was applied, or a bookmark's distance
-//     from a consistent read the informer made on its own connection just
-//     before: the watch cache behind that connection did not catch up),
+//     from a consistent read the informer made on its own connection
+//     more than DispatchSlack before: the watch cache behind that
+//     connection did not catch up),
 //     until a later delivery or proof shows the store caught up; once the
 //     watch is silent longer than its cadence allows, everything between
 //     its RV and the head may be missing.
@@ -116,6 +117,13 @@ const (
 	FreshenTimeout = 30 * time.Second
 	proofMemory    = 30 * time.Minute // how long a sawtooth peak counts
 	maxPeaks       = 16
+	// DispatchSlack is how long after a consistent read answers a bookmark
+	// below its head may still come from a watch cache that caught up:
+	// kube-apiserver's cacher sends bookmarks at the revision its
+	// dispatcher last processed, which trails the revision a consistent
+	// read waits for by what is queued between them (a bookmark timer
+	// that fires as the read wakes sends the older one).
+	DispatchSlack = 2 * time.Second
 	// AheadAfter is how many samples (or writes) after an RV arrived must
 	// contradict it before it is of another history.
 	AheadAfter = 2
@@ -298,8 +306,9 @@ func (p *Proof) settledAt(env Env) time.Time {
 	return since
 }
 
-// ApplyBookmark records that the store applied a bookmark at rv.
-func (p *Proof) ApplyBookmark(rv uint64, env Env) {
+// ApplyBookmark records that the store applied a bookmark at rv, received
+// from the watch at received.
+func (p *Proof) ApplyBookmark(rv uint64, received time.Time, env Env) {
 	if p.opaque {
 		return
 	}
@@ -308,16 +317,20 @@ func (p *Proof) ApplyBookmark(rv uint64, env Env) {
 	if rv > p.rv {
 		p.observe(rv, env)
 	}
-	if r := p.read; r != nil && env.OwnReads && r.recv.Before(env.Now) {
-		// a bookmark sent after a consistent read on the same connection
-		// answered carries at least the read's head, unless the watch
-		// cache behind that connection did not catch up
-		p.read = nil
-		if rv < r.head {
+	if r := p.read; r != nil && env.OwnReads {
+		switch {
+		case rv >= r.head:
+			p.read, p.behind = nil, false
+		case received.Sub(r.recv) > DispatchSlack:
+			// a bookmark sent after a consistent read on the same
+			// connection answered carries at least the read's head,
+			// unless the watch cache behind that connection did not
+			// catch up
+			p.read = nil
 			p.lag, p.lagAt, p.behind = r.head-rv, env.Now, true
-		} else {
-			p.behind = false
 		}
+		// else it may have been sent as the read answered: the next
+		// bookmark (or readUnmet, a cadence on) judges the read
 	}
 	p.refresh(maxTime(shown, p.fresh), env)
 }
