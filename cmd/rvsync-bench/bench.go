@@ -152,7 +152,7 @@ func (b *bench) churnPhase(ctx context.Context, r *running, rate float64, profil
 	secs := b.opts.period.Seconds()
 	ph.cpu = u1.cpuSeconds - u0.cpuSeconds
 	ph.events = ev1 - ev0
-	if r.prog.name == ksmName {
+	if r.prog.kind == ksmName {
 		ph.events = float64(churned.writes) // it counts none: one event per write
 	}
 	ph.writesPerSec = float64(churned.writes) / secs
@@ -279,7 +279,7 @@ func (b *bench) scaling(ctx context.Context, exp *program) ([]scaleResult, error
 		logf("API-server cost, idle: %s (%d resources)", s.label, len(s.resources))
 		var r *running
 		if len(s.resources) > 0 {
-			if r, err = exporterProgram(exp.bin, s.resources).start(b.kubeconfig, b.dir); err != nil {
+			if r, err = exporterProgram(exporterName, exp.bin, s.resources).start(b.kubeconfig, b.dir); err != nil {
 				return nil, err
 			}
 			if err := r.waitSynced(ctx, b.set.wantObjects(s.resources)); err != nil {

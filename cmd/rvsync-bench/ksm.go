@@ -54,7 +54,7 @@ func ksmProgram(bin string, resources []string) *program {
 	if crs {
 		args = append(args, "--custom-resource-state-config", ksmWidgets)
 	}
-	return &program{name: ksmName, bin: bin, args: args}
+	return &program{name: ksmName, kind: ksmName, bin: bin, args: args}
 }
 
 // ksmAddresses returns the flags of kube-state-metrics' two listeners on

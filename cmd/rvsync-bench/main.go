@@ -49,6 +49,7 @@ type options struct {
 	out                 string
 	perfDir             string
 	ksm                 string
+	exporterB           string
 	command             string
 }
 
@@ -65,11 +66,18 @@ func main() {
 	flag.DurationVar(&o.scaleWindow, "scale-window", 30*time.Second, "idle window per resource count in the API-server cost phase (0 skips the phase)")
 	flag.StringVar(&o.out, "out", "docs/benchmarks.md", "Markdown file whose generated section receives the results (empty: print only)")
 	flag.StringVar(&o.ksm, "ksm", "", "path of a kube-state-metrics binary to run side by side with the exporter and the baseline, on the same objects and churn (make bench BENCH_KSM=/path); empty: none")
+	flag.StringVar(&o.exporterB, "exporter-b", "", "path of a second exporter binary (another build) to run side by side with the exporter built from this tree, as program "+exporterBName+": an A/B of two builds on the same objects and churn; empty: none")
 	flag.StringVar(&o.perfDir, "perf", "", "directory for CPU profiles: each program's churn periods of the first round are recorded with Linux perf into <dir>/<program>-<rate>.data (read with perf report; perturbs that round's CPU figures slightly)")
 	flag.Parse()
-	if o.ksm != "" {
-		if st, err := os.Stat(o.ksm); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			fmt.Fprintf(os.Stderr, "rvsync-bench: -ksm %q: not an executable file; give the path of a kube-state-metrics binary or leave -ksm empty\n", o.ksm)
+	for _, f := range []struct{ flag, path, what string }{
+		{"ksm", o.ksm, "a kube-state-metrics binary"},
+		{"exporter-b", o.exporterB, "an exporter binary"},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if st, err := os.Stat(f.path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			fmt.Fprintf(os.Stderr, "rvsync-bench: -%s %q: not an executable file; give the path of %s or leave -%s empty\n", f.flag, f.path, f.what, f.flag)
 			os.Exit(2)
 		}
 	}
@@ -148,10 +156,13 @@ func run(ctx context.Context, o options) error {
 	rep := report{opts: o, machine: machine(), loadStart: loadAverage(), createdIn: time.Since(createStart), created: created}
 	logf("created %d in %v", created, rep.createdIn.Round(time.Second))
 
-	exp := exporterProgram(exporterBin, benchResources)
-	base := &program{name: baselineName, bin: baselineBin, args: []string{"--resources", strings.Join(benchResources, ",")}}
+	exp := exporterProgram(exporterName, exporterBin, benchResources)
+	base := &program{name: baselineName, kind: baselineName, bin: baselineBin, args: []string{"--resources", strings.Join(benchResources, ",")}}
 	b := &bench{opts: o, env: env, load: load, set: set, kubeconfig: kubeconfig, dir: dir}
 	programs := []*program{exp, base}
+	if o.exporterB != "" {
+		programs = []*program{exp, base, exporterProgram(exporterBName, o.exporterB, benchResources)}
+	}
 	if o.ksm != "" {
 		programs = append(programs, ksmProgram(o.ksm, benchResources))
 	}
@@ -174,8 +185,8 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	fixed := []*program{
-		{name: exporterName, bin: exporterBin, args: []string{"--resources", emptyResource, "--canary=false", "--log-level", "warn"}},
-		{name: baselineName, bin: baselineBin, args: []string{"--resources", emptyResource}},
+		{name: exporterName, kind: exporterName, bin: exporterBin, args: []string{"--resources", emptyResource, "--canary=false", "--log-level", "warn"}},
+		{name: baselineName, kind: baselineName, bin: baselineBin, args: []string{"--resources", emptyResource}},
 	}
 	if o.ksm != "" {
 		fixed = append(fixed, ksmProgram(o.ksm, []string{emptyResource}))
@@ -208,10 +219,10 @@ func run(ctx context.Context, o options) error {
 
 const canaryNamespace = "rvsync-bench"
 
-// exporterProgram runs the exporter with its defaults (5s probe, canary
-// every 10s) watching resources.
-func exporterProgram(bin string, resources []string) *program {
-	return &program{name: exporterName, bin: bin, args: []string{
+// exporterProgram runs the exporter bin as program name with its defaults
+// (5s probe, canary every 10s) watching resources.
+func exporterProgram(name, bin string, resources []string) *program {
+	return &program{name: name, kind: exporterName, bin: bin, args: []string{
 		"--resources", strings.Join(resources, ","), "--canary-namespace", canaryNamespace, "--log-level", "warn",
 	}}
 }

@@ -19,7 +19,8 @@ import (
 
 // program is one of the binaries under comparison.
 type program struct {
-	name string // "exporter" or "baseline"
+	name string // "exporter", "baseline", exporterBName or ksmName
+	kind string // how it is run and read: exporterName, baselineName or ksmName
 	bin  string
 	args []string // besides --kubeconfig (and the exporter's --listen-address)
 }
@@ -27,6 +28,8 @@ type program struct {
 const (
 	exporterName = "exporter"
 	baselineName = "baseline"
+	// exporterBName is the second exporter build of an A/B (-exporter-b).
+	exporterBName = "exporter-b"
 )
 
 // running is a started program.
@@ -41,7 +44,7 @@ type running struct {
 func (p *program) start(kubeconfig, dir string) (*running, error) {
 	args := append([]string{"--kubeconfig", kubeconfig}, p.args...)
 	r := &running{prog: p}
-	switch p.name {
+	switch p.kind {
 	case exporterName:
 		addr, err := freeAddress()
 		if err != nil {
@@ -98,7 +101,7 @@ func (r *running) pid() int { return r.cmd.Process.Pid }
 func (r *running) waitSynced(ctx context.Context, want map[string]int) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
-	switch r.prog.name {
+	switch r.prog.kind {
 	case baselineName:
 		_, err := r.readLine(ctx, "synced objects=")
 		return err
@@ -133,10 +136,10 @@ func exporterSynced(m scrape.Metrics, want map[string]int) bool {
 // program has processed: the exporter's delivery-lag observations, or the
 // baseline's handler count.
 func (r *running) events(ctx context.Context) (float64, error) {
-	if r.prog.name == ksmName {
+	if r.prog.kind == ksmName {
 		return 0, nil // counted from the churn's writes (see ksm.go)
 	}
-	if r.prog.name == baselineName {
+	if r.prog.kind == baselineName {
 		if err := r.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 			return 0, err
 		}

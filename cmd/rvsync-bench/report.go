@@ -162,6 +162,9 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "| `/metrics` text scrape ms (%d resources) | %s | – | – |\n\n", len(benchResources), e.cell("%.1f"))
 	}
 
+	if o.exporterB != "" {
+		r.abTable(&b)
+	}
 	if len(r.fixed) > 0 {
 		b.WriteString("Fixed cost, each program watching only `" + emptyResource + "` (a handful of objects; the exporter without canary):\n\n")
 		b.WriteString("| program | fixed RSS MiB | idle CPU-s per 30 s |\n| --- | ---: | ---: |\n")
@@ -189,12 +192,53 @@ func (r *report) markdown() string {
 	return b.String()
 }
 
+// abTable renders the A/B of the two exporter builds: each figure's
+// medians, and exporter-b's over the exporter's per round (they ran one
+// after the other, so the least disturbed by the machine's load
+// drifting).
+func (r *report) abTable(b *strings.Builder) {
+	fmt.Fprintf(b, "A/B of two exporter builds: %s is `%s`.\n\n", exporterBName, r.opts.exporterB)
+	b.WriteString("| figure | exporter | " + exporterBName + " | " + exporterBName + " / exporter | per round |\n| --- | ---: | ---: | ---: | --- |\n")
+	row := func(name, format string, f func(runResult) float64) {
+		a, bb := r.of(exporterName, f), r.of(exporterBName, f)
+		var rounds []string
+		for round := 1; round <= r.opts.rounds; round++ {
+			x, okX := r.run(exporterName, round)
+			y, okY := r.run(exporterBName, round)
+			if okX && okY && f(x) != 0 {
+				rounds = append(rounds, fmt.Sprintf("%.2f", f(y)/f(x)))
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name, a.cell(format), bb.cell(format), ratio(bb, a), strings.Join(rounds, ", "))
+	}
+	for _, rate := range r.opts.rates {
+		row(fmt.Sprintf("CPU-s per 1,000 events at %.0f/s", rate), "%.3f", func(x runResult) float64 { return x.phase(rate).cpuPer1000() })
+	}
+	row("RSS at steady state (after churn) MiB", "%.1f", func(x runResult) float64 { return mib(x.rss) })
+	row("peak RSS during the initial sync MiB", "%.1f", func(x runResult) float64 { return mib(x.hwmSync) })
+	b.WriteString("\n")
+}
+
+// run returns program's run of round.
+func (r *report) run(program string, round int) (runResult, bool) {
+	for _, x := range r.runs {
+		if x.program == program && x.round == round {
+			return x, true
+		}
+	}
+	return runResult{}, false
+}
+
 // programsText names the programs compared.
 func programsText(o options) string {
-	if o.ksm != "" {
-		return "exporter, baseline and " + ksmName
+	names := []string{exporterName, baselineName}
+	if o.exporterB != "" {
+		names = append(names, exporterBName)
 	}
-	return "exporter and baseline"
+	if o.ksm != "" {
+		names = append(names, ksmName)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // verbs renders per-verb rates, largest first, omitting zeros.
