@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
+	"github.com/rvsync-slo/rvsync-slo/exporter/internal/readbatch"
 	"github.com/rvsync-slo/rvsync-slo/exporter/internal/resolve"
 	"github.com/rvsync-slo/rvsync-slo/exporter/internal/server"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
@@ -131,7 +132,10 @@ func (e *exporter) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	informerCfg := tuned(e.opts.InformerConfig)
+	informerCfg, err := readbatch.Config(tuned(e.opts.InformerConfig), informerReadBatch)
+	if err != nil {
+		return err
+	}
 	for _, r := range resolved {
 		res := probe.Resource{GVR: r.GVR, Space: r.Space}
 		if r.TracksConvergence() {
@@ -229,6 +233,13 @@ func (e *exporter) resolve(ctx context.Context) ([]resolve.Resolved, error) {
 	}
 	return resolved, err
 }
+
+// informerReadBatch is how long the informers' connection waits after a
+// read that drained it before it reads again: the events of that time are
+// read, decoded and applied with one wake-up instead of one each, which
+// halves the exporter's CPU per event (docs/benchmarks.md, #31); each
+// delivery (and so the canary's latency) comes up to this much later.
+const informerReadBatch = 20 * time.Millisecond
 
 // tuned raises client-side rate limits so that starting many informers at
 // once is not throttled by the client (the API server's own priority and
