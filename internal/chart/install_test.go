@@ -278,15 +278,15 @@ func TestPerResourceSettings(t *testing.T) {
 func TestContainerResources(t *testing.T) {
 	_, pod := workload(t, render(t, chart.Options{Values: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}))
 	got := pod.Spec.Containers[0].Resources
-	if !got.Requests.Cpu().Equal(resource.MustParse("100m")) || !got.Limits.Memory().Equal(resource.MustParse("320Mi")) {
+	if !got.Requests.Cpu().Equal(resource.MustParse("100m")) || !got.Limits.Memory().Equal(resource.MustParse("128Mi")) {
 		t.Errorf("container resources %v: want requests.cpu 100m over the default limits", got)
 	}
-	// Sized from the object count: 38 MiB + 55 MiB and 29 MiB + 21 MiB per
+	// Sized from the object count: 50 MiB + 5 MiB and 38 MiB + 4 MiB per
 	// 100,000 objects, rounded up; the CPU request stays.
 	for _, c := range []struct {
 		objects        int
 		limit, request string
-	}{{1_000_000, "588Mi", "239Mi"}, {500_000, "313Mi", "134Mi"}, {1, "39Mi", "30Mi"}} {
+	}{{2_000_000, "150Mi", "118Mi"}, {500_000, "75Mi", "58Mi"}, {1, "51Mi", "39Mi"}} {
 		_, pod := workload(t, render(t, chart.Options{Values: map[string]any{"watchedObjects": c.objects}}))
 		got := pod.Spec.Containers[0].Resources
 		if !got.Limits.Memory().Equal(resource.MustParse(c.limit)) || !got.Requests.Memory().Equal(resource.MustParse(c.request)) ||

@@ -485,14 +485,14 @@ number, which Prometheus 3 stores as "30.0" and Prometheus 2 as "30".
 {{/*
 The container's resources: .Values.resources, with memory sized from
 .Values.watchedObjects when it is set (see values.yaml; the figures are
-docs/benchmarks.md's 500,000-object run).
+docs/benchmarks.md's 50,000- and 500,000-object runs).
 */}}
 {{- define "rvsync-slo.resources" -}}
 {{- $res := deepCopy (.Values.resources | default dict) -}}
 {{- $n := int64 (.Values.watchedObjects | default 0) -}}
 {{- if gt $n 0 -}}
-{{- $limit := add 38 (div (add (mul 55 $n) 99999) 100000) -}}
-{{- $request := add 29 (div (add (mul 21 $n) 99999) 100000) -}}
+{{- $limit := add 50 (div (add (mul 5 $n) 99999) 100000) -}}
+{{- $request := add 38 (div (add (mul 4 $n) 99999) 100000) -}}
 {{- $_ := set $res "limits" (set ($res.limits | default dict) "memory" (printf "%dMi" $limit)) -}}
 {{- $_ = set $res "requests" (set ($res.requests | default dict) "memory" (printf "%dMi" $request)) -}}
 {{- end -}}
