@@ -161,7 +161,7 @@ func run(ctx context.Context, o options) error {
 	b := &bench{opts: o, env: env, load: load, set: set, kubeconfig: kubeconfig, dir: dir}
 	programs := []*program{exp, base}
 	if o.exporterB != "" {
-		programs = []*program{exp, base, exporterProgram(exporterBName, o.exporterB, benchResources)}
+		programs = append(programs, exporterProgram(exporterBName, o.exporterB, benchResources))
 	}
 	if o.ksm != "" {
 		programs = append(programs, ksmProgram(o.ksm, benchResources))

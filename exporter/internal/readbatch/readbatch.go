@@ -18,9 +18,6 @@ import (
 // drained. A bulk transfer is not slowed: a read that filled its buffer is
 // followed at once.
 func Config(c *rest.Config, interval time.Duration) (*rest.Config, error) {
-	if interval <= 0 {
-		return c, nil
-	}
 	withDial := rest.CopyConfig(c)
 	dialer := withDial.Dial
 	if dialer == nil {

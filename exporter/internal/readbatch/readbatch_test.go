@@ -28,17 +28,17 @@ func (s *socket) Read(b []byte) (int, error) {
 		}
 		s.pending = chunk
 	}
+drain:
 	for len(s.pending) < len(b) {
 		select {
 		case chunk, ok := <-s.arrive:
 			if !ok {
-				break
+				break drain
 			}
 			s.pending = append(s.pending, chunk...)
-			continue
 		default:
+			break drain
 		}
-		break
 	}
 	n := copy(b, s.pending)
 	s.pending = s.pending[n:]
