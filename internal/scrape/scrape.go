@@ -22,6 +22,10 @@ func Scrape(url string) (Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A new connection per scrape: callers poll until a target answers, and a
+	// kept-alive connection keeps the path it was dialled on (a ClusterIP
+	// dialled before kube-proxy's rule existed stays with the default route).
+	req.Close = true
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
