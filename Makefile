@@ -188,13 +188,20 @@ cc:
 	@command -v gcc >/dev/null || { echo ">> installing Debian packages gcc libc6-dev (cgo, for -race)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; }
 
+# The simulation runs on one processor per process (its TestMain: a
+# history must replay), so its short tier is split in two processes, the
+# page histories and the rest: once the race tests are done, both cores
+# run it.
+SIM_PAGE_TESTS := ^(TestPageCorpus|TestRandomPages)$$
+
 .PHONY: test-unit
-test-unit: cc ## The fast tier for every edit: go test -race -short without the integration tag, no control plane, helm or Prometheus; beside it, on the other core, the simulation's 1,000 histories without -race (8x slower under it; make test runs its race budget).
+test-unit: cc ## The fast tier for every edit: go test -race -short without the integration tag, no control plane, helm or Prometheus; beside it, the simulation's 1,000 histories and its page corpus without -race, in two processes (8x slower under it; make test runs its race budget).
 	@mkdir -p $(BIN)
-	@go test -short -count=1 ./internal/sim > $(BIN)/test-unit-sim.log 2>&1 & sim=$$!; \
+	@go test -short -count=1 -run '$(SIM_PAGE_TESTS)' ./internal/sim > $(BIN)/test-unit-sim-pages.log 2>&1 & pages=$$!; \
+	go test -short -count=1 -skip '$(SIM_PAGE_TESTS)' ./internal/sim > $(BIN)/test-unit-sim.log 2>&1 & sim=$$!; \
 	go test -race -short -count=1 $$(go list ./... | grep -v '/internal/sim$$'); race=$$?; \
-	wait $$sim; simrc=$$?; cat $(BIN)/test-unit-sim.log; \
-	[ $$race = 0 ] && [ $$simrc = 0 ]
+	wait $$sim; simrc=$$?; wait $$pages; pagesrc=$$?; cat $(BIN)/test-unit-sim.log $(BIN)/test-unit-sim-pages.log; \
+	[ $$race = 0 ] && [ $$simrc = 0 ] && [ $$pagesrc = 0 ]
 
 SIM_HISTORIES ?= 100000
 SIM_DURATION ?= 10m
