@@ -211,6 +211,8 @@ func (r *report) abTable(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name, a.cell(format), bb.cell(format), ratio(bb, a), strings.Join(rounds, ", "))
 	}
+	row("sync s (start to synced)", "%.1f", func(x runResult) float64 { return x.syncSeconds })
+	row("CPU-s to sync", "%.2f", func(x runResult) float64 { return x.startupCPU })
 	for _, rate := range r.opts.rates {
 		row(fmt.Sprintf("CPU-s per 1,000 events at %.0f/s", rate), "%.3f", func(x runResult) float64 { return x.phase(rate).cpuPer1000() })
 	}
