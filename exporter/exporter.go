@@ -236,10 +236,12 @@ func (e *exporter) resolve(ctx context.Context) ([]resolve.Resolved, error) {
 
 // informerReadBatch is how long the informers' connection waits after a
 // read that drained it before it reads again: the events of that time are
-// read, decoded and applied with one wake-up instead of one each, which
-// takes a third or more off the exporter's CPU per event (0.64x at 200
-// events/s, 0.58x at 1,000/s side by side: docs/benchmarks.md, #31); each
-// delivery (and so the canary's latency) comes up to this much later.
+// read, decoded and applied with one wake-up instead of one each (and, on
+// Linux, what arrives meanwhile wakes nobody), which halves the exporter's
+// CPU per event or more (0.64x at 200 events/s and 0.58x at 1,000/s for
+// the batches, 0.80x and 0.64x more for the held wake-ups, side by side:
+// docs/benchmarks.md, #31); each delivery (and so the canary's latency)
+// comes up to this much later.
 const informerReadBatch = 20 * time.Millisecond
 
 // tuned raises client-side rate limits so that starting many informers at
