@@ -334,18 +334,30 @@ func sameLabels(a, b map[string]string) bool {
 // waitFresh waits until every informer is synced and none is near the
 // watch-stalled threshold (a quiet resource is fresh again at its next
 // bookmark), the canary resource's cache is fresh, and a canary written
-// after since was delivered.
+// after since was delivered. On a timeout it says which of these was not.
 func (s *stack) waitFresh(t *testing.T, since time.Time) {
 	t.Helper()
-	s.waitMetrics(t, 3*time.Minute, "every informer synced and fresh, canaries delivered", func(m testenv.Metrics) bool {
+	testenv.WaitFor(t, 3*time.Minute, "every informer synced and fresh, canaries delivered", func() (bool, error) {
+		m, err := testenv.Scrape(s.exporter.MetricsURL())
+		if err != nil {
+			return false, err
+		}
 		for _, r := range s.resources {
-			if stale, ok := m.Value(catalog.CacheStaleness.Name, res(r)); !ok || stale > s.spec.Symptoms.StalledAfterSeconds*3/4 {
-				return false
+			if v, _ := m.Value(catalog.InformerSynced.Name, res(r)); v != 1 {
+				return false, fmt.Errorf("%s not synced", r)
+			}
+			stale, ok := m.Value(catalog.CacheStaleness.Name, res(r))
+			if !ok || stale > s.spec.Symptoms.StalledAfterSeconds*3/4 {
+				return false, fmt.Errorf("%s: staleness %v (known: %v), want at most %v", r, stale, ok, s.spec.Symptoms.StalledAfterSeconds*3/4)
 			}
 		}
-		stale, _ := m.Value(catalog.CacheStaleness.Name, res(canaryResource))
-		delivered, _ := m.Value(catalog.CanaryLastDelivered.Name, res(canaryResource))
-		return s.allSynced(m) && stale < freshSeconds && delivered > float64(since.UnixNano())/1e9
+		if stale, _ := m.Value(catalog.CacheStaleness.Name, res(canaryResource)); stale >= freshSeconds {
+			return false, fmt.Errorf("%s: staleness %v, want under %v", canaryResource, stale, freshSeconds)
+		}
+		if delivered, _ := m.Value(catalog.CanaryLastDelivered.Name, res(canaryResource)); delivered <= float64(since.UnixNano())/1e9 {
+			return false, fmt.Errorf("the last canary delivered at %v, none since %v", time.Unix(int64(delivered), 0).UTC().Format(time.TimeOnly), since.UTC().Format(time.TimeOnly))
+		}
+		return true, nil
 	})
 }
 
