@@ -342,10 +342,10 @@ func (s *stack) waitFresh(t *testing.T, since time.Time) {
 		if err != nil {
 			return false, err
 		}
+		if r := s.unsynced(m); r != "" {
+			return false, fmt.Errorf("%s not synced", r)
+		}
 		for _, r := range s.resources {
-			if v, _ := m.Value(catalog.InformerSynced.Name, res(r)); v != 1 {
-				return false, fmt.Errorf("%s not synced", r)
-			}
 			stale, ok := m.Value(catalog.CacheStaleness.Name, res(r))
 			if !ok || stale > s.spec.Symptoms.StalledAfterSeconds*3/4 {
 				return false, fmt.Errorf("%s: staleness %v (known: %v), want at most %v", r, stale, ok, s.spec.Symptoms.StalledAfterSeconds*3/4)

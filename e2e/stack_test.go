@@ -240,13 +240,17 @@ func (s *stack) assertRunning(t *testing.T) {
 func res(name string) map[string]string { return map[string]string{catalog.LabelResource: name} }
 
 // allSynced reports whether every watched resource's informer has synced.
-func (s *stack) allSynced(m testenv.Metrics) bool {
+func (s *stack) allSynced(m testenv.Metrics) bool { return s.unsynced(m) == "" }
+
+// unsynced names a watched resource whose informer has not synced; "" if
+// none.
+func (s *stack) unsynced(m testenv.Metrics) string {
 	for _, r := range s.resources {
 		if v, _ := m.Value(catalog.InformerSynced.Name, res(r)); v != 1 {
-			return false
+			return r
 		}
 	}
-	return true
+	return ""
 }
 
 // scenario starts a scenario: on failure it logs what explains it.
