@@ -31,7 +31,10 @@ func TestDeterminism(t *testing.T) {
 	}
 	// seed 75776 restarts the API server and restores etcd: the model's
 	// watch caches closed their watchers in map order then, and the seed
-	// took a different path nearly every run
+	// took a different path nearly every run; later, every watch it broke
+	// at one instant woke its reflector at that instant, and the order in
+	// which they drew their retries' jitter was the scheduler's (one run
+	// in 40 beside a busy make test) until each stream had its own turn
 	for _, h := range []History{Generate(2, 40*time.Minute), Generate(75776, 10*time.Minute)} {
 		first := fingerprint(t, h)
 		for i := range 4 {

@@ -12,10 +12,12 @@ import (
 // TestMain silences client-go's klog: a reflector's warnings (a watch
 // ended, a 410) are what the histories inject by the thousand, and the
 // invariants, not the log, say what went wrong. And it runs the bubble's
-// goroutines on one processor: with two, goroutines woken at the same
-// fake instant ran in an order the machine's load decided, and a history
-// did not always replay (TestDeterminism failed one run in three beside a
-// busy `make test`); `make test-sim` runs a process per core instead.
+// goroutines on one processor, so that the goroutines one wake-up sets
+// going (a reflector, its informer's handlers) do not run side by side
+// either; `make test-sim` runs a process per core instead. Two clients are
+// never woken at one instant (the model's turns): before the turns, the
+// machine's load decided the order of such wake-ups even on one processor,
+// and TestDeterminism failed beside a busy `make test`.
 func TestMain(m *testing.M) {
 	runtime.GOMAXPROCS(1)
 	klog.LogToStderr(false)

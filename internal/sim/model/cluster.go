@@ -57,6 +57,7 @@ type Cluster struct {
 
 	mu        sync.Mutex
 	rng       *rand.Rand
+	turns     *rand.Rand // draws each wake-up's turn (turnLocked)
 	etcds     map[string]*etcd
 	resources map[string]*Resource
 	servers   []*APIServer
@@ -76,6 +77,7 @@ func New(cfg Config) *Cluster {
 	c := &Cluster{
 		cfg:       cfg,
 		rng:       rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		turns:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xd1b54a32d192ed03)),
 		etcds:     map[string]*etcd{},
 		resources: map[string]*Resource{},
 		conns:     map[string]*conn{},
@@ -95,6 +97,24 @@ func (c *Cluster) Config() Config { return c.cfg }
 
 // now is the model's clock: the caller's (a synctest bubble's) time.
 func now() time.Time { return time.Now() }
+
+// maxTurn bounds a turn: what the model makes happen at an instant
+// reaches each client within it.
+const maxTurn = time.Millisecond
+
+// turnLocked draws the turn of one wake-up the model causes in a client: a
+// delay in (0, maxTurn] after the instant it happens at. Every watch stream
+// and every response gets its own, so two clients are never woken at one
+// instant of the bubble's clock: which runs first is not the scheduler's
+// choice (with two cores and a loaded machine it varies), it is the
+// seed's, and a seed replays the same run every time (a retry's jitter, a
+// watch's timeout are drawn from the process's one random source, in the
+// order the clients wake). Turns are drawn under the model's lock, in the
+// order of the model's moves, from a source of their own so that the
+// model's other draws stay what they were.
+func (c *Cluster) turnLocked() time.Duration {
+	return 1 + time.Duration(c.turns.Int64N(int64(maxTurn)))
+}
 
 // action is work scheduled at a time.
 type action struct {

@@ -170,15 +170,20 @@ func (c *Cluster) Close() {
 // stream is the body of a watch response: frames the server sent, each
 // readable from its time on.
 type stream struct {
-	c       *Cluster
-	mu      sync.Mutex
-	cond    *sync.Cond
+	c    *Cluster
+	turn time.Duration // how long after its time everything reaches the reader
+	mu   sync.Mutex
+	cond *sync.Cond
+	// frames, the end and the error reach the reader a turn after their
+	// time; once thawed, nothing reaches it before thawAt
 	frames  []frame
 	buf     []byte
 	frozen  bool
+	thawAt  time.Time
 	done    bool
 	doneAt  time.Time
 	err     error
+	errAt   time.Time
 	closed  bool
 	onClose func()
 }
@@ -189,8 +194,9 @@ type frame struct {
 	effect effect // on the client's view, once consumed
 }
 
-func newStream(c *Cluster, frozen bool) *stream {
-	s := &stream{c: c, frozen: frozen}
+// newStreamLocked returns a stream with a turn of its own.
+func (c *Cluster) newStreamLocked() *stream {
+	s := &stream{c: c, turn: c.turnLocked()}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -209,6 +215,9 @@ func (s *stream) setFrozen(f bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.frozen = f
+	if !f {
+		s.thawAt = now().Add(s.turn)
+	}
 	s.cond.Broadcast()
 }
 
@@ -226,7 +235,7 @@ func (s *stream) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
-		s.err = err
+		s.err, s.errAt = err, now().Add(s.turn)
 	}
 	s.cond.Broadcast()
 }
@@ -246,12 +255,15 @@ func (s *stream) Read(p []byte) (int, error) {
 			// half-open: nothing more reaches the client, not even the
 			// server closing its end (a reset is lost on the way)
 			s.cond.Wait()
+		case s.wait(s.thawAt): // thawed, not yet this reader's turn
 		case s.err != nil:
+			if s.wait(s.errAt) {
+				continue
+			}
 			return 0, s.err
 		case len(s.frames) > 0:
 			f := s.frames[0]
-			if d := f.at.Sub(now()); d > 0 {
-				s.waitFor(d)
+			if s.wait(f.at.Add(s.turn)) {
 				continue
 			}
 			s.frames = s.frames[1:]
@@ -264,8 +276,7 @@ func (s *stream) Read(p []byte) (int, error) {
 				s.mu.Lock()
 			}
 		case s.done:
-			if d := s.doneAt.Sub(now()); d > 0 {
-				s.waitFor(d)
+			if s.wait(s.doneAt.Add(s.turn)) {
 				continue
 			}
 			return 0, io.EOF
@@ -275,9 +286,14 @@ func (s *stream) Read(p []byte) (int, error) {
 	}
 }
 
-// waitFor waits d, or until the stream changes (closed, failed, pushed
-// to); s.mu is held.
-func (s *stream) waitFor(d time.Duration) {
+// wait waits until at (or until the stream changes: closed, failed,
+// pushed to), if at has not come yet, and reports whether it waited; s.mu
+// is held.
+func (s *stream) wait(at time.Time) bool {
+	d := at.Sub(now())
+	if d <= 0 {
+		return false
+	}
 	t := time.AfterFunc(d, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
@@ -285,6 +301,7 @@ func (s *stream) waitFor(d time.Duration) {
 	})
 	s.cond.Wait()
 	t.Stop()
+	return true
 }
 
 func (s *stream) Close() error {

@@ -51,13 +51,15 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.advanceLocked(now())
 	cn := c.connLocked(req.URL.Host)
 	for cn.frozen {
-		thaw := cn.thaw
+		thaw, turn := cn.thaw, c.turnLocked()
 		c.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-thaw:
 		}
+		// the requests a thaw releases go on one at a time
+		time.Sleep(turn)
 		c.mu.Lock()
 		c.advanceLocked(now())
 	}
@@ -80,7 +82,9 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			aerr = &apiError{Code: cn.refuse, Reason: http.StatusText(cn.refuse), Message: "refused by the simulation"}
 		}
 	}
-	delay := srv.latency + cn.latency
+	// an answer reaches the client a turn late, so that a write's answer
+	// and its watch event, due at one instant, come in the seed's order
+	delay := srv.latency + cn.latency + c.turnLocked()
 	if aerr != nil {
 		c.mu.Unlock()
 		return respond(ctx, req, delay, aerr.Code, aerr.status())
@@ -392,7 +396,7 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 		c.mu.Unlock()
 		return nil, errNoCache
 	}
-	st := newStream(c, false)
+	st := c.newStreamLocked()
 	wt := &watcher{wc: wc, conn: cn, stream: st, meta: r.meta, namespace: r.namespace, bookmarks: r.q["allowWatchBookmarks"] == "true"}
 	t := now()
 	if s, err := strconv.Atoi(r.q["timeoutSeconds"]); err == nil && s > 0 {
