@@ -62,7 +62,11 @@ var pageCorpus = []struct {
 		// failed, its bookmarks carried the watch cache's old RV (etcd's
 		// progress every 10 min), and its staleness grew to 600 s for a
 		// store missing nothing: the staleness burn paged. Staleness is
-		// unknown while the reads it rests on fail (Proof.blind)
+		// unknown while the reads it rests on fail (Proof.blind). Later
+		// its watch reopened on time at its cache's revision and heard
+		// nothing (no read moved the cache), taken for a stall, and
+		// staleness grew again: a failed read moves a cache no more than
+		// none (Watch.ReadEnded)
 		name: "a quiet store whose freshness reads hang (seed 327)",
 		h: History{Seed: 327, Duration: 178 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},

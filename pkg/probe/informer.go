@@ -254,6 +254,9 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 func (in *informer) freshened(head uint64, sent, recv time.Time, answered, integer bool) {
 	in.wireMu.Lock()
 	in.freshening = false
+	if in.ownReads {
+		in.wire.ReadEnded(answered)
+	}
 	in.wireMu.Unlock()
 	if !in.ownReads {
 		return

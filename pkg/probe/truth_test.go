@@ -781,3 +781,60 @@ func TestAQuietStoreWhoseReadsFailIsOfUnknownStaleness(t *testing.T) {
 		}
 	}
 }
+
+// A quiet resource's watch reopened at its cache's revision hears nothing
+// until the cache moves past it (kube-apiserver skips the bookmarks), and
+// only the informer's freshness reads move it between etcd's progress
+// notifications: while they fail, its silence is what a watch without
+// reads shows for a whole session, not a stall, and its staleness stays
+// unknown (sim page seed 327: a 15-min hang of the informers' connection;
+// the watch reopened on time, silent, and the staleness burn paged for a
+// store missing nothing).
+func TestAQuietWatchReopenedWhileReadsFailIsNotAStall(t *testing.T) {
+	w := newWorld(t, 10_000)
+	w.watchTimeout = 570 * time.Second
+	cacheRV := w.rv
+	failing := false
+	w.is.freshen, w.is.ownReads = func(context.Context) (string, error) {
+		if failing {
+			return "", context.DeadlineExceeded
+		}
+		cacheRV = w.rv
+		return strconv.FormatUint(w.rv, 10), nil
+	}, true
+	w.mon.freshenWith(w.is, w.is.freshen, true)
+	w.probe(0)
+	w.sync(0)
+	opened, start := 0, cacheRV
+	for s := 1; s <= 2100; s++ {
+		w.others(10) // a busy cluster; this resource is idle
+		failing = s >= 300 && s < 1500
+		if s-opened >= int(w.watchTimeout.Seconds()) {
+			// the server ends the session on time; the reflector reopens
+			// it from the informer's RV, the cache's
+			w.endWatch(float64(s))
+			w.openWatch()
+			opened, start = s, cacheRV
+		}
+		if s%5 == 0 {
+			w.probe(float64(s))
+		}
+		w.freshen(float64(s))
+		// one a minute and one 2s before the timeout, when the cache
+		// moved past the watch's start
+		if age := s - opened; (age%60 == 0 || age == int(w.watchTimeout.Seconds())-2) && age > 0 && cacheRV > start {
+			w.deliver(float64(s), watch.Bookmark, cacheRV)
+		}
+		sn := w.snap(float64(s) + 0.5)
+		switch {
+		case s >= 420 && s < 1500:
+			if sn.StalenessKnown || sn.State != catalog.StateHeadUnknown {
+				t.Fatalf("%ds, reads failing since 300s: staleness %.0fs (known %v), state %s; want unknown, %s", s, sn.StalenessSeconds, sn.StalenessKnown, sn.State, catalog.StateHeadUnknown)
+			}
+		case s >= 1700:
+			if !sn.StalenessKnown || sn.StalenessSeconds > 90 || sn.State != catalog.StateOK {
+				t.Fatalf("%ds, reads back since 1500s: staleness %.0fs (known %v), state %s; want under 90s, ok", s, sn.StalenessSeconds, sn.StalenessKnown, sn.State)
+			}
+		}
+	}
+}

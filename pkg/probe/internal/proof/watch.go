@@ -52,6 +52,9 @@ type Watch struct {
 	// to move a quiet resource's watch cache, so its server may skip
 	// periodic bookmarks for want of movement (see SetReads)
 	noReads bool
+	// readFailed: the latest freshness read did not answer, so it moved
+	// nothing either (see ReadEnded)
+	readFailed bool
 	// bookmarkless counts the watch sessions longer than a bookmark period
 	// that ended without a bookmark while none ever arrived: evidence that
 	// the server sends none
@@ -173,7 +176,7 @@ func (w *Watch) WatchEnded(now time.Time) {
 		}
 	}
 	onTime := !w.deadline.IsZero() && !now.Before(w.deadline.Add(-silentSlack))
-	if (!w.bookmarks || w.noReads && !w.busy) && onTime {
+	if (!w.bookmarks || w.unmoved() && !w.busy) && onTime {
 		w.live(now) // the server ended it on time (judged while it was open)
 	}
 	if !onTime {
@@ -258,8 +261,9 @@ func (w *Watch) live(now time.Time) {
 // the current one asked for while it lasts: the server ends each session,
 // a sign of life, so one open past its timeout has a stalled path.
 //
-// Without freshness reads (SetReads), nothing but etcd's progress
-// notifications moves a quiet resource's watch cache, and its server sends
+// Without freshness reads (SetReads), or while they fail (ReadEnded),
+// nothing but etcd's progress notifications moves a quiet resource's
+// watch cache, and its server sends
 // no bookmark until the cache moves past the watch's start (then one each
 // period): while a session that has had no bookmark yet is open, within
 // its timeout, the cadence is that session's length, its end on time the
@@ -280,7 +284,7 @@ func (w *Watch) Cadence(now time.Time) time.Duration {
 		slices.Sort(p)
 		c = max(p[len(p)/2], c)
 	}
-	if w.noReads && !w.busy && w.watching && !w.heard && !w.deadline.IsZero() && now.Before(w.deadline.Add(silentSlack)) {
+	if w.unmoved() && !w.busy && w.watching && !w.heard && !w.deadline.IsZero() && now.Before(w.deadline.Add(silentSlack)) {
 		c = max(c, w.deadline.Sub(w.opened))
 	}
 	return min(c, maxCadence)
@@ -303,6 +307,15 @@ func (w *Watch) longestSession(now time.Time) time.Duration {
 // SetReads says whether a freshness read goes out before each bookmark
 // expected (the default; see Cadence).
 func (w *Watch) SetReads(on bool) { w.noReads = !on }
+
+// ReadEnded records whether the latest freshness read on the watch's own
+// connection answered: one that did not moved nothing (see Cadence).
+func (w *Watch) ReadEnded(answered bool) { w.readFailed = !answered }
+
+// unmoved reports whether nothing but etcd's progress notifications moves
+// a quiet resource's watch cache: no freshness reads go out, or the latest
+// failed.
+func (w *Watch) unmoved() bool { return w.noReads || w.readFailed }
 
 // Period is the API server's bookmark period as the watch shows it: the
 // shortest of the latest intervals between bookmarks, never below

@@ -217,6 +217,27 @@ func TestAQuietWatchWithoutReadsMayWaitASession(t *testing.T) {
 	}
 }
 
+// A failed freshness read moves the cache no more than none: while the
+// latest failed, a quiet session may wait its length, as without reads;
+// once one answers, the minute's cadence holds again (sim page seed 327:
+// a 15-min hang of the informers' connection, a session reopened silent).
+func TestAQuietWatchWhoseReadsFailMayWaitASession(t *testing.T) {
+	w := listedAndWatching(sec(300))
+	for s := 60.0; s <= 298; s += 60 {
+		w.Received(sec(s), true)
+	}
+	w.ReadEnded(false)
+	w.WatchEnded(sec(300)) // the server ends it at its timeout
+	w.WatchOpened(sec(300), sec(900))
+	if w.Silent(sec(800)) {
+		t.Errorf("silent at 800s, 500s into a session whose reads fail: want no stall before its end at 900s (cadence %v)", w.Cadence(sec(800)))
+	}
+	w.ReadEnded(true)
+	if !w.Silent(sec(800)) {
+		t.Errorf("not silent at 800s once a read answered: want the minute's cadence (cadence %v)", w.Cadence(sec(800)))
+	}
+}
+
 // A busy resource's watch cache moves with its own writes: a session
 // opened while events flowed hears one (or a bookmark) within a period,
 // reads or not. After etcd was restored from a backup, with every API
