@@ -29,7 +29,9 @@
 //   - a bookmark's or a List's resource version may differ in its "+"
 //     alone (whether a lease renewal landed first is the real server's
 //     timing), and a bookmark repeated within the cacher's dispatch tick is
-//     skipped;
+//     skipped, as is one that echoes a watch-list's initial-events-end
+//     bookmark at the next tick (the cacher sends bookmarks at once until
+//     the watcher confirms that one);
 //   - around a restart or a restore, which the model takes at once and the
 //     real control plane in seconds, only the step is compared, not the
 //     time.
