@@ -747,7 +747,29 @@ func TestTheBookmarkAfterEventsStopIsRead(t *testing.T) {
 // still shows by its silence.
 func TestAQuietStoreWhoseReadsFailIsOfUnknownStaleness(t *testing.T) {
 	w := newWorld(t, 10_000)
-	cacheRV := w.rv // moves only when a read asks etcd for progress
+	readsFail(w, readsFailing{from: 300, until: 1200, recovered: 1300, end: 1500}, func(s int, cacheRV uint64) {
+		if s%60 == 0 {
+			w.deliver(float64(s), watch.Bookmark, cacheRV)
+		}
+	})
+}
+
+// readsFailing is when a quiet resource's freshness reads fail, and when
+// its staleness must be known again (seconds).
+type readsFailing struct{ from, until, recovered, end int }
+
+// readsFail runs a quiet resource of a busy cluster, second by second to
+// f.end, whose freshness reads on its own connection fail from f.from to
+// f.until: one that answers moves its watch cache to the head (etcd's
+// progress notification for it). step delivers, each second after the
+// head probe and the reads, what the watch does, given the cache's RV.
+// Staleness must be unknown (head_unknown) from two minutes after the
+// reads began failing until they answer, and known, under 90s, from
+// f.recovered.
+func readsFail(w *world, f readsFailing, step func(s int, cacheRV uint64)) {
+	t := w.t
+	t.Helper()
+	cacheRV := w.rv
 	failing := false
 	w.is.freshen, w.is.ownReads = func(context.Context) (string, error) {
 		if failing {
@@ -756,27 +778,26 @@ func TestAQuietStoreWhoseReadsFailIsOfUnknownStaleness(t *testing.T) {
 		cacheRV = w.rv
 		return strconv.FormatUint(w.rv, 10), nil
 	}, true
+	w.mon.freshenWith(w.is, w.is.freshen, true)
 	w.probe(0)
 	w.sync(0)
-	for s := 1; s <= 1500; s++ {
+	for s := 1; s <= f.end; s++ {
 		w.others(10) // a busy cluster; this resource is idle
-		failing = s >= 300 && s < 1200
+		failing = s >= f.from && s < f.until
 		if s%5 == 0 {
 			w.probe(float64(s))
 		}
 		w.freshen(float64(s))
-		if s%60 == 0 {
-			w.deliver(float64(s), watch.Bookmark, cacheRV)
-		}
+		step(s, cacheRV)
 		sn := w.snap(float64(s) + 0.5)
 		switch {
-		case s >= 420 && s < 1200:
+		case s >= f.from+120 && s < f.until:
 			if sn.StalenessKnown || sn.State != catalog.StateHeadUnknown {
-				t.Fatalf("%ds, reads failing since 300s: staleness %.0fs (known %v), state %s; want unknown, %s", s, sn.StalenessSeconds, sn.StalenessKnown, sn.State, catalog.StateHeadUnknown)
+				t.Fatalf("%ds, reads failing since %ds: staleness %.0fs (known %v), state %s; want unknown, %s", s, f.from, sn.StalenessSeconds, sn.StalenessKnown, sn.State, catalog.StateHeadUnknown)
 			}
-		case s >= 1300:
+		case s >= f.recovered:
 			if !sn.StalenessKnown || sn.StalenessSeconds > 90 || sn.State != catalog.StateOK {
-				t.Fatalf("%ds, reads back since 1200s: staleness %.0fs (known %v), state %s; want under 90s, ok", s, sn.StalenessSeconds, sn.StalenessKnown, sn.State)
+				t.Fatalf("%ds, reads back since %ds: staleness %.0fs (known %v), state %s; want under 90s, ok", s, f.until, sn.StalenessSeconds, sn.StalenessKnown, sn.State)
 			}
 		}
 	}
@@ -793,48 +814,20 @@ func TestAQuietStoreWhoseReadsFailIsOfUnknownStaleness(t *testing.T) {
 func TestAQuietWatchReopenedWhileReadsFailIsNotAStall(t *testing.T) {
 	w := newWorld(t, 10_000)
 	w.watchTimeout = 570 * time.Second
-	cacheRV := w.rv
-	failing := false
-	w.is.freshen, w.is.ownReads = func(context.Context) (string, error) {
-		if failing {
-			return "", context.DeadlineExceeded
-		}
-		cacheRV = w.rv
-		return strconv.FormatUint(w.rv, 10), nil
-	}, true
-	w.mon.freshenWith(w.is, w.is.freshen, true)
-	w.probe(0)
-	w.sync(0)
-	opened, start := 0, cacheRV
-	for s := 1; s <= 2100; s++ {
-		w.others(10) // a busy cluster; this resource is idle
-		failing = s >= 300 && s < 1500
-		if s-opened >= int(w.watchTimeout.Seconds()) {
+	timeout := int(w.watchTimeout.Seconds())
+	opened, start := 0, w.rv
+	readsFail(w, readsFailing{from: 300, until: 1500, recovered: 1700, end: 2100}, func(s int, cacheRV uint64) {
+		if s-opened >= timeout {
 			// the server ends the session on time; the reflector reopens
 			// it from the informer's RV, the cache's
 			w.endWatch(float64(s))
 			w.openWatch()
 			opened, start = s, cacheRV
 		}
-		if s%5 == 0 {
-			w.probe(float64(s))
-		}
-		w.freshen(float64(s))
 		// one a minute and one 2s before the timeout, when the cache
 		// moved past the watch's start
-		if age := s - opened; (age%60 == 0 || age == int(w.watchTimeout.Seconds())-2) && age > 0 && cacheRV > start {
+		if age := s - opened; (age%60 == 0 || age == timeout-2) && age > 0 && cacheRV > start {
 			w.deliver(float64(s), watch.Bookmark, cacheRV)
 		}
-		sn := w.snap(float64(s) + 0.5)
-		switch {
-		case s >= 420 && s < 1500:
-			if sn.StalenessKnown || sn.State != catalog.StateHeadUnknown {
-				t.Fatalf("%ds, reads failing since 300s: staleness %.0fs (known %v), state %s; want unknown, %s", s, sn.StalenessSeconds, sn.StalenessKnown, sn.State, catalog.StateHeadUnknown)
-			}
-		case s >= 1700:
-			if !sn.StalenessKnown || sn.StalenessSeconds > 90 || sn.State != catalog.StateOK {
-				t.Fatalf("%ds, reads back since 1500s: staleness %.0fs (known %v), state %s; want under 90s, ok", s, sn.StalenessSeconds, sn.StalenessKnown, sn.State)
-			}
-		}
-	}
+	})
 }
