@@ -117,7 +117,7 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 	for _, d := range ds {
 		o := delivery{storeLagSeconds: max(0, now.Sub(d.At).Seconds())}
 		if d.List {
-			in.proof.ApplyList(d.ListRV, d.Proof, env)
+			in.proof.ApplyList(d.ListRV, d.ListBegan, d.Consistent, env)
 			if canary != nil {
 				if sent, ok := canary.covered(in, d.ListRV, now); ok {
 					in.proof.Canary(sent, env)

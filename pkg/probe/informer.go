@@ -113,14 +113,14 @@ func (in *informer) listFailed(err error) {
 // list end waits in the queue until the store holds it.
 func (in *informer) listEnded(rvs string, now time.Time) (queued bool) {
 	in.wireMu.Lock()
-	from := in.wire.ListEnded(now)
+	began, consistent := in.wire.ListEnded(now)
 	in.wireMu.Unlock()
 	rv, ok := proof.ParseRV(rvs)
 	if !ok {
 		in.markOpaque()
 		return false
 	}
-	return in.push(proof.Delta{At: now, RV: rv, Kind: proof.ListEnd, Proof: from})
+	return in.push(proof.Delta{At: now, RV: rv, Kind: proof.ListEnd, Began: began, Consistent: consistent})
 }
 
 // watchStarted records that a watch (not a watch-list) opened; deadline is

@@ -78,6 +78,46 @@ func TestRVLagOfAnIdleResourceIsZeroAtAnyWriteRate(t *testing.T) {
 	}
 }
 
+// An idle resource's list is not behind a head sampled while it was in
+// flight: behind a load balancer the head probe and the informer's list
+// reach different API servers, and a probe of another resource's writes
+// may answer after the list began and before its answer arrives (CI's
+// TestHABusyCluster: lag 1 for the minute until the first proof). The list
+// held everything up to its RV when it began; nothing of this resource was
+// written since, so the true lag is 0. A list from a watch cache behind a
+// head known before it began is behind that head.
+func TestAListIsNotBehindAHeadSampledWhileItWasInFlight(t *testing.T) {
+	w := newWorld(t, 10_000)
+	w.probe(0)
+	w.inner.onList = func() {
+		w.others(3) // writes elsewhere, answered by the probe at 0.5s
+		w.probe(0.5)
+		w.at(0.8)
+	}
+	w.sync(0.2)
+	w.inner.onList = nil
+	for s := 1.0; s <= 55; s += 5 {
+		w.probe(s)
+		if sn := w.snap(s + 0.5); sn.LagKnown && sn.Lag > 0 {
+			t.Fatalf("%vs: idle resource lag %d after a list that began at the head; true lag 0", s+0.5, sn.Lag)
+		}
+	}
+
+	// control: a list from a watch cache (RV "0") answered 3 revisions
+	// below a head known before it began
+	w = newWorld(t, 10_000)
+	w.probe(0)
+	w.at(0.2)
+	w.inner.pages = []runtime.Object{page(strconv.FormatUint(w.rv-3, 10), "")}
+	if _, err := w.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	w.openWatch()
+	if sn := w.snap(1); !sn.LagKnown || sn.Lag != 3 {
+		t.Errorf("a list 3 revisions below the head known before it began: lag %d (known %v), want 3", sn.Lag, sn.LagKnown)
+	}
+}
+
 // sliStaleness is what the staleness SLI judges of a snapshot: staleness
 // above the resource's freshness proof period (the height of its healthy
 // sawtooth), unknown until that period is.

@@ -200,9 +200,9 @@ func (p *Proof) previousFresh(sp *Space) time.Time {
 }
 
 // ApplyList records that the store replaced its content with a list at rv
-// (a relist or a watch-list) at env.Now; consistentFrom, when not zero, is
-// when that list, a consistent read, began.
-func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
+// (a relist or a watch-list) that began at began, at env.Now; consistent
+// when it read at RV "" (it held everything committed when it began).
+func (p *Proof) ApplyList(rv uint64, began time.Time, consistent bool, env Env) {
 	if p.opaque {
 		return
 	}
@@ -221,13 +221,16 @@ func (p *Proof) ApplyList(rv uint64, consistentFrom time.Time, env Env) {
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
 	p.anyProof, p.lag, p.lagAt, p.behind, p.read = false, 0, env.Now, false, nil
-	if head, recv, ok := env.Space.Head(); ok && head > rv && !lost {
-		// a list is a delivery: one from a watch cache behind the head
-		// leaves the store that far behind
+	if head, recv, ok := env.Space.Timeline.HeadBy(began); ok && head > rv && !lost {
+		// a list is a delivery: one from a watch cache behind a head
+		// known when it began leaves the store that far behind. A head
+		// first answered while it was in flight (by another API server
+		// behind a balancer, of writes elsewhere) may be newer than the
+		// list's snapshot: it says nothing of the list.
 		p.lag, p.lagHead = head-rv, recv
 	}
-	if !consistentFrom.IsZero() && !lost {
-		p.prove(consistentFrom, time.Time{}, env)
+	if consistent && !lost {
+		p.prove(began, time.Time{}, env)
 	}
 	p.refresh(time.Time{}, env)
 }

@@ -49,7 +49,7 @@ func listedDuringALoss(t *testing.T) (sp *Space, w *Watch, p *Proof, env func(ti
 	}
 	w.WatchEnded(sec(102))
 	w.ListStarted(sec(110), true)
-	p.ApplyList(1210, w.ListEnded(sec(111)), env(sec(111)))
+	applyListEnd(p, w, 1210, env(sec(111)))
 	w.WatchOpened(sec(111), time.Time{})
 	if lost, _ := sp.HistoryLost(); !lost {
 		t.Fatal("no loss while the reads are above the writes")
@@ -116,7 +116,7 @@ func TestLagOnceAWatchExpired(t *testing.T) {
 	}
 	// the relist catches up
 	w.ListStarted(sec(140), true)
-	p.ApplyList(1260, w.ListEnded(sec(141)), env(sec(141)))
+	applyListEnd(p, w, 1260, env(sec(141)))
 	w.WatchOpened(sec(141), time.Time{})
 	sp.Sample(0, 1260, true, sec(145), sec(145), true)
 	if v := p.Snapshot(env(sec(146))); !v.LagKnown || v.Lag != 0 {
@@ -135,7 +135,7 @@ func listedAt1000() (sp *Space, w *Watch, p *Proof, env func(time.Time) Env) {
 		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second, OwnReads: true}
 	}
 	w.ListStarted(sec(0), true)
-	p.ApplyList(1000, w.ListEnded(sec(1)), env(sec(1)))
+	applyListEnd(p, w, 1000, env(sec(1)))
 	w.WatchOpened(sec(1), time.Time{})
 	return sp, w, p, env
 }
@@ -299,7 +299,7 @@ func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
 	w.WatchEnded(sec(102))
 	// the informer relists from the cache of the lost history
 	w.ListStarted(sec(110), true)
-	p.ApplyList(1200, w.ListEnded(sec(111)), env(sec(111)))
+	applyListEnd(p, w, 1200, env(sec(111)))
 	w.WatchOpened(sec(111), time.Time{})
 	for i := 1; i <= 20; i++ { // the canary's writes land below it
 		at := sec(float64(110 + 5*i))
@@ -353,7 +353,7 @@ func TestAListBehindTheHeadIsLag(t *testing.T) {
 	w.WatchEnded(sec(52))
 	sp.Sample(0, 1300, true, sec(60), sec(60), true)
 	w.ListStarted(sec(61), false) // from the cache, at the informer's RV
-	p.ApplyList(1213, w.ListEnded(sec(62)), env(sec(62)))
+	applyListEnd(p, w, 1213, env(sec(62)))
 	w.WatchOpened(sec(62), time.Time{})
 	if v := p.Snapshot(env(sec(63))); !v.LagKnown || v.Lag != 87 {
 		t.Errorf("after a list at 1213 with the head at 1300: lag %v (known %v), want 87", v.Lag, v.LagKnown)
@@ -484,7 +484,7 @@ func TestAPeakIsTheStalenessShown(t *testing.T) {
 	// ends the initial events
 	w.ListStarted(sec(0), true)
 	w.WatchOpened(sec(0), time.Time{})
-	p.ApplyList(1000, w.ListEnded(sec(1)), env(sec(1)))
+	applyListEnd(p, w, 1000, env(sec(1)))
 	for s := 5; s <= 120; s += 5 { // nothing written: the head stays at the RV
 		sp.Sample(0, 1000, true, sec(float64(s)), sec(float64(s)), true)
 	}
@@ -596,7 +596,7 @@ func TestAListBeforeTheRestoreShowedIsJudgedByTheWritesAfterIt(t *testing.T) {
 	// lost head, and the informer relists from a cache of the lost history
 	sp.Sample(0, 21000, true, sec(55), sec(55), true)
 	w.ListStarted(sec(56), true)
-	p.ApplyList(20865, w.ListEnded(sec(56.5)), env(sec(56.5)))
+	applyListEnd(p, w, 20865, env(sec(56.5)))
 	w.WatchOpened(sec(56.5), time.Time{})
 	// the canary's next write lands in the restored history, below both
 	if !sp.Write(16100, sec(58), false) {
@@ -660,7 +660,7 @@ func TestAnRVOfAnotherHistoryTaintsTheStore(t *testing.T) {
 	}
 	// a list replaces the store: fresh again
 	w.ListStarted(sec(100), true)
-	p.ApplyList(1160, w.ListEnded(sec(101)), env(sec(101)))
+	applyListEnd(p, w, 1160, env(sec(101)))
 	sp.Sample(0, 1160, true, sec(102), sec(102), true)
 	if v := p.Snapshot(env(sec(103))); v.Ahead || !v.FreshKnown || sec(103).Sub(v.Fresh) > 5*time.Second {
 		t.Errorf("after a list: ahead %v, staleness %v (known %v), want fresh", v.Ahead, sec(103).Sub(v.Fresh), v.FreshKnown)
@@ -704,4 +704,10 @@ func TestAWriteInFlightWithAStaleReadProvesNoHistory(t *testing.T) {
 	if v.FreshKnown && v.Fresh.After(sec(5)) {
 		t.Errorf("staleness %v after the loss proved at 14s, want at least %v (nothing of the old history is known after 5s)", now.Sub(v.Fresh), now.Sub(sec(5)))
 	}
+}
+
+// applyListEnd ends w's list at e.Now and has p apply it at rv.
+func applyListEnd(p *Proof, w *Watch, rv uint64, e Env) {
+	began, consistent := w.ListEnded(e.Now)
+	p.ApplyList(rv, began, consistent, e)
 }

@@ -53,25 +53,27 @@ type Delta struct {
 	Kind Kind
 	// Key identifies an event's object (a hash of its store key; 0: none).
 	Key uint64
-	// Proof, for a list end of a consistent list, is when the list began:
-	// it held everything committed by then.
-	Proof time.Time
+	// Began, for a list end, is when the list began; Consistent when it
+	// read at RV "" (it held everything committed by then).
+	Began      time.Time
+	Consistent bool
 	// Canary: an event of the canary object.
 	Canary bool
 }
 
 // entry is a delta or, once the ring overflowed, a batch of them.
 type entry struct {
-	at     time.Time // receipt of its first delta
-	rv     uint64    // its last delta's RV; 0 once an event of it was applied alone
-	n      int       // deltas it stands for
-	events int       // events among them
-	key    uint64    // the key of all its events, when they share one
-	list   bool      // a list end is among its deltas
-	listRV uint64    // the last list end's RV
-	proof  time.Time // the last list end's proof
-	canary bool
-	kind   Kind // its last delta's
+	at      time.Time // receipt of its first delta
+	rv      uint64    // its last delta's RV; 0 once an event of it was applied alone
+	n       int       // deltas it stands for
+	events  int       // events among them
+	key     uint64    // the key of all its events, when they share one
+	list    bool      // a list end is among its deltas
+	listRV  uint64    // the last list end's RV
+	began   time.Time // when the last list end's list began
+	consist bool      // the last list end's list was consistent
+	canary  bool
+	kind    Kind // its last delta's
 }
 
 // Applied is what a popped entry tells the proofs: the store holds its
@@ -86,8 +88,10 @@ type Applied struct {
 	Key    uint64
 	List   bool
 	ListRV uint64
-	Proof  time.Time
-	Canary bool
+	// ListBegan is when the list began; Consistent when it read at RV "".
+	ListBegan  time.Time
+	Consistent bool
+	Canary     bool
 }
 
 // Push adds a delta received on the wire.
@@ -97,7 +101,7 @@ func (q *Queue) Push(d Delta) {
 	case Event:
 		e.events, e.key = 1, d.Key
 	case ListEnd:
-		e.list, e.listRV, e.proof = true, d.RV, d.Proof
+		e.list, e.listRV, e.began, e.consist = true, d.RV, d.Began, d.Consistent
 	}
 	q.depth++
 	if q.n == QueueCap {
@@ -128,7 +132,7 @@ func merge(a, b entry) entry {
 		m.key = 0
 	}
 	if !b.list && a.list {
-		m.list, m.listRV, m.proof = true, a.listRV, a.proof
+		m.list, m.listRV, m.began, m.consist = true, a.listRV, a.began, a.consist
 	}
 	return m
 }
@@ -177,7 +181,7 @@ func (q *Queue) Empty() bool { return q.n == 0 }
 func (q *Queue) pop(out []Applied) []Applied {
 	e := q.ring[q.head]
 	q.head, q.n, q.depth = (q.head+1)%QueueCap, q.n-1, q.depth-e.n
-	a := Applied{At: e.at, RV: e.rv, Kind: e.kind, Deltas: e.n, Events: e.events, List: e.list, ListRV: e.listRV, Proof: e.proof, Canary: e.canary}
+	a := Applied{At: e.at, RV: e.rv, Kind: e.kind, Deltas: e.n, Events: e.events, List: e.list, ListRV: e.listRV, ListBegan: e.began, Consistent: e.consist, Canary: e.canary}
 	if e.n == 1 {
 		a.Key = e.key
 	}

@@ -133,6 +133,20 @@ func (tl *Timeline) Generation() uint64 { return tl.adds }
 // full.
 func (tl *Timeline) Dropped() uint64 { return tl.dropped }
 
+// HeadBy returns the newest head a sample of the space's reference had
+// answered by t, and when it first did: what a request sent at t could be
+// behind. A head first answered after t may be newer than anything such a
+// request saw.
+func (tl *Timeline) HeadBy(t time.Time) (rv uint64, recv time.Time, ok bool) {
+	a := t.Sub(tl.base)
+	for i := tl.search(func(s *run) bool { return s.firstRecv > a }) - 1; i >= 0; i-- {
+		if s := tl.at(i); !s.provisional {
+			return s.rv, tl.base.Add(s.firstRecv), true
+		}
+	}
+	return 0, time.Time{}, false
+}
+
 // FreshAtSeen returns the latest request time of a sample whose head was
 // <= rv, for an RV a cache reached at seen: a cache at rv provably held
 // everything committed by then. A sample requested after seen that saw

@@ -131,3 +131,31 @@ func TestTimelineBoundedDropsOldest(t *testing.T) {
 		t.Errorf("quiet timeline dropped %d", q.Dropped())
 	}
 }
+
+func TestTimelineHeadBy(t *testing.T) {
+	tl := NewTimeline(16, t0)
+	// heads 100 (answered at 1s and 6s), 120 (11s), and a provisional 130
+	// of another source (16s)
+	tl.Add(sec(0), sec(1), 100, 0)
+	tl.Add(sec(5), sec(6), 100, 0)
+	tl.Add(sec(10), sec(11), 120, 0)
+	tl.AddProvisional(sec(15), sec(16), 130, 1)
+	for _, c := range []struct {
+		by       float64
+		rv       uint64
+		recv     float64
+		ok       bool
+		describe string
+	}{
+		{0.5, 0, 0, false, "before any answer"},
+		{1, 100, 1, true, "the first answer"},
+		{10.9, 100, 1, true, "120 not answered yet: 100, first answered at 1s"},
+		{11, 120, 11, true, "120 answered"},
+		{20, 120, 11, true, "a provisional head is not the reference's"},
+	} {
+		rv, recv, ok := tl.HeadBy(sec(c.by))
+		if rv != c.rv || ok != c.ok || (ok && !recv.Equal(sec(c.recv))) {
+			t.Errorf("HeadBy(%vs) = %d, %v, %v; want %d, %vs, %v (%s)", c.by, rv, recv.Sub(t0), ok, c.rv, c.recv, c.ok, c.describe)
+		}
+	}
+}

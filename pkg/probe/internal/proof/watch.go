@@ -115,16 +115,13 @@ func (w *Watch) ListStarted(now time.Time, consistent bool) string {
 }
 
 // ListEnded records a list's last page (or a watch-list's initial-events-
-// end bookmark) at now. It returns when the list began if it was a
-// consistent read: it held everything committed by then.
-func (w *Watch) ListEnded(now time.Time) (consistentFrom time.Time) {
+// end bookmark) at now. It returns when the list began, and whether it was
+// a consistent read (it held everything committed by then).
+func (w *Watch) ListEnded(now time.Time) (began time.Time, consistent bool) {
 	w.listing, w.unserved, w.relistExpired = false, false, false
 	w.live(now)
 	w.bookmarkRef, w.received = now, now
-	if w.consistent {
-		return w.attemptStart
-	}
-	return time.Time{}
+	return w.attemptStart, w.consistent
 }
 
 // ListFailed records a failed list attempt; unserved when the API server
