@@ -30,6 +30,10 @@ type Processes struct {
 	// EtcdStopped is when etcd last stopped for a restore: no write
 	// commits in the history it had after then.
 	EtcdStopped time.Time
+	// OnEtcdStopped, if set, is called when etcd has stopped for a restore,
+	// before its data is replaced: what a test observes then was written
+	// before the restore.
+	OnEtcdStopped func()
 }
 
 // Processes finds the running etcd and kube-apiserver of e. log, if not
@@ -127,6 +131,9 @@ func (p *Processes) restoreEtcdData(ctx context.Context, snapshot string) error 
 		return err
 	}
 	p.EtcdStopped = time.Now()
+	if p.OnEtcdStopped != nil {
+		p.OnEtcdStopped()
+	}
 	data := p.env.Environment.ControlPlane.Etcd.DataDir
 	if err := os.RemoveAll(data); err != nil {
 		return err

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
 	"github.com/rvsync-slo/rvsync-slo/internal/exporterproc"
@@ -22,6 +24,9 @@ type Env struct {
 // Start starts a control plane that outlives any one test (a package's
 // shared one); stop it with Stop. Tests that own theirs use StartT.
 func Start(opts Options) (*Env, error) {
+	// envtest logs through controller-runtime's logger, which otherwise
+	// prints a stack trace into the test's output saying it was never set
+	ctrllog.SetLogger(logr.Discard())
 	e, err := controlplane.Start(opts)
 	if err != nil {
 		return nil, err
