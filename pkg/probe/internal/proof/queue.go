@@ -63,17 +63,17 @@ type Delta struct {
 
 // entry is a delta or, once the ring overflowed, a batch of them.
 type entry struct {
-	at      time.Time // receipt of its first delta
-	rv      uint64    // its last delta's RV; 0 once an event of it was applied alone
-	n       int       // deltas it stands for
-	events  int       // events among them
-	key     uint64    // the key of all its events, when they share one
-	list    bool      // a list end is among its deltas
-	listRV  uint64    // the last list end's RV
-	began   time.Time // when the last list end's list began
-	consist bool      // the last list end's list was consistent
-	canary  bool
-	kind    Kind // its last delta's
+	at         time.Time // receipt of its first delta
+	rv         uint64    // its last delta's RV; 0 once an event of it was applied alone
+	n          int       // deltas it stands for
+	events     int       // events among them
+	key        uint64    // the key of all its events, when they share one
+	list       bool      // a list end is among its deltas
+	listRV     uint64    // the last list end's RV
+	began      time.Time // when the last list end's list began
+	consistent bool      // the last list end's list was consistent
+	canary     bool
+	kind       Kind // its last delta's
 }
 
 // Applied is what a popped entry tells the proofs: the store holds its
@@ -101,7 +101,7 @@ func (q *Queue) Push(d Delta) {
 	case Event:
 		e.events, e.key = 1, d.Key
 	case ListEnd:
-		e.list, e.listRV, e.began, e.consist = true, d.RV, d.Began, d.Consistent
+		e.list, e.listRV, e.began, e.consistent = true, d.RV, d.Began, d.Consistent
 	}
 	q.depth++
 	if q.n == QueueCap {
@@ -132,7 +132,7 @@ func merge(a, b entry) entry {
 		m.key = 0
 	}
 	if !b.list && a.list {
-		m.list, m.listRV, m.began, m.consist = true, a.listRV, a.began, a.consist
+		m.list, m.listRV, m.began, m.consistent = true, a.listRV, a.began, a.consistent
 	}
 	return m
 }
@@ -181,7 +181,7 @@ func (q *Queue) Empty() bool { return q.n == 0 }
 func (q *Queue) pop(out []Applied) []Applied {
 	e := q.ring[q.head]
 	q.head, q.n, q.depth = (q.head+1)%QueueCap, q.n-1, q.depth-e.n
-	a := Applied{At: e.at, RV: e.rv, Kind: e.kind, Deltas: e.n, Events: e.events, List: e.list, ListRV: e.listRV, ListBegan: e.began, Consistent: e.consist, Canary: e.canary}
+	a := Applied{At: e.at, RV: e.rv, Kind: e.kind, Deltas: e.n, Events: e.events, List: e.list, ListRV: e.listRV, ListBegan: e.began, Consistent: e.consistent, Canary: e.canary}
 	if e.n == 1 {
 		a.Key = e.key
 	}
