@@ -98,7 +98,8 @@ func TestEtcdRestoreUnderARunningAPIServer(t *testing.T) {
 	})
 	before := r.metrics(t)
 	// the canary writes every second: those that answer until etcd stops
-	// (which takes seconds on a loaded machine) are of the lost history
+	// are of the lost history (here none do: etcd stops serving at SIGTERM
+	// and takes ~7s to exit), those after it of the restored one
 	var atStop testenv.Metrics
 	procs.OnEtcdStopped = func() { atStop = r.metrics(t) }
 	restoredAt := time.Now()
