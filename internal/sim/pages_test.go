@@ -157,6 +157,50 @@ var pageCorpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 6304 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}, {Kind: "restore", Start: 8189 * time.Second, Dur: 20 * time.Second, Back: 50000}},
 		},
 	},
+	{
+		// found by make test-sim's seed range 200001 on 4 December, not fixed yet
+		name: "a stuck watch cache of a resource written every 20s, no freshness reads: stale above the threshold 735-1605s, not paged by 1455s (seed 200030)",
+		lie:  "configmaps", lieRule: "missed page",
+		h: History{Seed: 200030, Duration: 129 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 129 * time.Minute, Rate: 0.05, Keys: 5}, {Resource: "secrets", Start: 0, End: 129 * time.Minute, Rate: 5, Keys: 5}},
+			Faults: []Fault{{Kind: "stuck", Start: 707 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}, {Kind: "stuck", Start: 3242 * time.Second, Dur: 6 * time.Minute, Resource: "secrets"}},
+		},
+	},
+	{
+		// found by make test-sim's seed range 200001 on 4 December, not fixed yet
+		name: "a watch not delivering 7245-8145s, not paged by 7635s (seed 200047)",
+		lie:  "deployments.apps", lieRule: "missed page",
+		h: History{Seed: 200047, Duration: 175 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{resConfigMaps, resDeploys}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 175 * time.Minute, Rate: 0.05, Keys: 1}},
+			Faults: []Fault{{Kind: "hang", Start: 2887 * time.Second, Dur: 10 * time.Second, Host: "informers"}, {Kind: "freeze", Start: 7254 * time.Second, Dur: 15 * time.Minute, Host: "informers"}, {Kind: "refuse", Start: 8342 * time.Second, Dur: 15 * time.Minute, Host: "informers", Code: 500}},
+		},
+	},
+	{
+		// found by make test-sim's seed range 200001 on 4 December, not fixed yet
+		name: "a watch not delivering 3195-3645s, not paged by 3585s (seed 200123)",
+		lie:  "samples.metrics.example.io", lieRule: "missed page",
+		h: History{Seed: 200123, Duration: 101 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets, resWidgets, resDeploys, resEvents, resMetrics}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 101 * time.Minute, Rate: 0.5, Keys: 20}, {Resource: "widgets.example.com", Start: 0, End: 101 * time.Minute, Rate: 5, Keys: 20}, {Resource: "deployments.apps", Start: 0, End: 101 * time.Minute, Rate: 5, Keys: 20}, {Resource: "events", Start: 0, End: 101 * time.Minute, Rate: 0.5, Keys: 20}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 2506 * time.Second, Dur: 45 * time.Second, Resource: "events"}, {Kind: "restore", Start: 3205 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+	},
+	{
+		// found by make test-sim's seed range 200001 on 4 December, not fixed yet
+		name: "a watch not delivering 2685-3585s, not paged by 3075s (seed 200178)",
+		lie:  "deployments.apps", lieRule: "missed page",
+		h: History{Seed: 200178, Duration: 101 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{resConfigMaps, resSecrets, resDeploys, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 101 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "secrets", Start: 0, End: 101 * time.Minute, Rate: 5, Keys: 1}, {Resource: "gadgets.legacy.example.io", Start: 0, End: 101 * time.Minute, Rate: 0.5, Keys: 1}},
+			Faults: []Fault{{Kind: "stuck", Start: 276 * time.Second, Dur: 15 * time.Minute, Server: 1, Resource: "configmaps"}, {Kind: "freeze", Start: 2694 * time.Second, Dur: 15 * time.Minute, Host: "informers"}},
+		},
+	},
 }
 
 func TestPageCorpus(t *testing.T) {
