@@ -15,6 +15,10 @@ import (
 var corpus = []struct {
 	caught string
 	h      History
+	// lie, when set, names the resource whose violation of lieRule the
+	// history still shows, found and reported but not fixed yet (see
+	// reportViolations).
+	lie, lieRule string
 }{
 	{
 		caught: "a freshness read that failed before a watch showed its server sends no bookmarks marked its staleness unknown for good (no read follows on such a watch): head_unknown 5 min after the faults (an interim version of Proof.blind, never committed; blind now needs bookmarks)",
@@ -410,6 +414,26 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "freeze", Start: 211 * time.Second, Dur: 45 * time.Second, Host: "informers"}, {Kind: "restore", Start: 229 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}},
 		},
 	},
+	{
+		caught: "an etcd restore (100 back, Reset) while the canary froze and the informers slowed: the first head probe after it answered above the informer's old RV, nothing showed the loss, and staleness fell to 3-14s while the cache lacked new-history writes below its RV (found by make test-sim's seed range 200001 on 4 December, not fixed yet)",
+		lie:    "configmaps", lieRule: "staleness below the truth",
+		h: History{Seed: 225497, Duration: 10 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resEvents, resNoBookmark}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 10 * time.Minute, Rate: 0.05, Keys: 5}, {Resource: "events", Start: 0, End: 10 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "gadgets.legacy.example.io", Start: 0, End: 10 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "restore", Start: 193 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}, {Kind: "freeze", Start: 215 * time.Second, Dur: 45 * time.Second, Host: "canary"}, {Kind: "slow", Start: 217 * time.Second, Dur: 15 * time.Minute, Host: "informers", Latency: 200 * time.Millisecond}},
+		},
+	},
+	{
+		caught: "staleness 3.6s while the cache lacks 9 changes, the oldest committed 44s before (found by make test-sim's seed range 200001 on 4 December, not fixed yet)",
+		lie:    "deployments.apps", lieRule: "staleness below the truth",
+		h: History{Seed: 232487, Duration: 8 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
+				Resources: []Watched{resConfigMaps, resSecrets, resDeploys}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 8 * time.Minute, Rate: 0.5, Keys: 20}, {Resource: "deployments.apps", Start: 0, End: 8 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "restore", Start: 181 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}, {Kind: "delete-crd", Start: 200 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
@@ -419,9 +443,26 @@ func TestCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, v := range chk.Violations {
-				t.Errorf("%v (once: %s)", v, c.caught)
-			}
+			reportViolations(t, chk.Violations, c.lie, c.lieRule, "once: "+c.caught)
 		})
+	}
+}
+
+// reportViolations fails t for every violation but those of rule by the
+// known lie's resource, which it logs; when a lie is known, it fails t too
+// once none is left (the lie is fixed: drop it from the entry).
+func reportViolations(t *testing.T, vs []Violation, lie, rule, context string) {
+	t.Helper()
+	known := 0
+	for _, v := range vs {
+		if lie != "" && v.Resource == lie && v.Rule == rule {
+			t.Logf("known, reported: %v", v)
+			known++
+			continue
+		}
+		t.Errorf("%v (%s)", v, context)
+	}
+	if lie != "" && known == 0 {
+		t.Errorf("the known %s of %s is gone: drop the entry's lie", rule, lie)
 	}
 }

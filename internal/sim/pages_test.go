@@ -214,17 +214,7 @@ func TestPageCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vs := CheckPages(c.h, scrapes, fired)
-			for _, v := range vs {
-				if c.lie != "" && v.Resource == c.lie && v.Rule == cmp.Or(c.lieRule, "false page") {
-					t.Logf("known, reported: %v", v)
-					continue
-				}
-				t.Errorf("%v", v)
-			}
-			if c.lie != "" && len(vs) == 0 {
-				t.Errorf("the known %s of %s is gone: drop the entry's lie", cmp.Or(c.lieRule, "false page"), c.lie)
-			}
+			reportViolations(t, CheckPages(c.h, scrapes, fired), c.lie, cmp.Or(c.lieRule, "false page"), c.name)
 		})
 	}
 }
