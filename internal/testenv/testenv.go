@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,12 +22,15 @@ type Env struct {
 	*controlplane.Env
 }
 
+// discardControllerRuntimeLog sets controller-runtime's logger once:
+// envtest logs through it, and unset it prints a stack trace into the
+// test's output saying it was never set.
+var discardControllerRuntimeLog sync.Once
+
 // Start starts a control plane that outlives any one test (a package's
 // shared one); stop it with Stop. Tests that own theirs use StartT.
 func Start(opts Options) (*Env, error) {
-	// envtest logs through controller-runtime's logger, which otherwise
-	// prints a stack trace into the test's output saying it was never set
-	ctrllog.SetLogger(logr.Discard())
+	discardControllerRuntimeLog.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	e, err := controlplane.Start(opts)
 	if err != nil {
 		return nil, err
