@@ -22,7 +22,7 @@ BIN          := $(CURDIR)/bin
 K8S_BIN      := $(BIN)/k8s-$(K8S_VERSION)
 APISERVER    := $(K8S_BIN)/kube-apiserver
 # The node and the rest of the control plane, for the real cluster
-# (internal/cluster): built in the same `go build` as kube-apiserver.
+# (internal/testing/cluster): built in the same `go build` as kube-apiserver.
 K8S_NODE     := $(addprefix $(K8S_BIN)/,kube-controller-manager kube-scheduler kube-proxy kubelet)
 KUBECTL      := $(K8S_BIN)/kubectl
 OPERATOR_CRDS := $(BIN)/prometheus-operator-$(OPERATOR_VERSION)/crds
@@ -179,7 +179,7 @@ cluster-deps: ## Install the Debian packages the real cluster runs (containerd, 
 test: deps cluster-deps testbin cc ## Run every test against the real control plane, cluster, Prometheus and helm (the README's test command); pkg/ (in-process informers on a real API server) and the simulation's race budget again under -race.
 	go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) ./...
 	go test $(INTEGRATION) -race -count=1 -timeout $(TEST_TIMEOUT) ./pkg/...
-	go test -race -count=1 -run '^TestRandomHistories$$' ./internal/sim
+	go test -race -count=1 -run '^TestRandomHistories$$' ./test/sim
 
 # -race needs cgo, so a C compiler (the machine image has gcc; a bare one
 # may not).
@@ -197,9 +197,9 @@ SIM_PAGE_TESTS := ^(TestPageCorpus|TestRandomPages)$$
 .PHONY: test-unit
 test-unit: cc ## The fast tier for every edit: go test -race -short without the integration tag, no control plane, helm or Prometheus; beside it, the simulation's 1,000 histories and its page corpus without -race, in two processes (8x slower under it; make test runs its race budget).
 	@mkdir -p $(BIN)
-	@go test -short -count=1 -run '$(SIM_PAGE_TESTS)' ./internal/sim > $(BIN)/test-unit-sim-pages.log 2>&1 & pages=$$!; \
-	go test -short -count=1 -skip '$(SIM_PAGE_TESTS)' ./internal/sim > $(BIN)/test-unit-sim.log 2>&1 & sim=$$!; \
-	go test -race -short -count=1 $$(go list ./... | grep -v '/internal/sim$$'); race=$$?; \
+	@go test -short -count=1 -run '$(SIM_PAGE_TESTS)' ./test/sim > $(BIN)/test-unit-sim-pages.log 2>&1 & pages=$$!; \
+	go test -short -count=1 -skip '$(SIM_PAGE_TESTS)' ./test/sim > $(BIN)/test-unit-sim.log 2>&1 & sim=$$!; \
+	go test -race -short -count=1 $$(go list ./... | grep -v '/test/sim$$'); race=$$?; \
 	wait $$sim; simrc=$$?; wait $$pages; pagesrc=$$?; cat $(BIN)/test-unit-sim.log $(BIN)/test-unit-sim-pages.log; \
 	[ $$race = 0 ] && [ $$simrc = 0 ] && [ $$pagesrc = 0 ]
 
@@ -216,7 +216,7 @@ test-sim: ## The simulation at length, on both cores: SIM_HISTORIES random histo
 
 .PHONY: test-busy
 test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
-	RVSYNC_BUSY_WINDOW=10m RVSYNC_BUSY_PROGRESS=10m,5s go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./e2e
+	RVSYNC_BUSY_WINDOW=10m RVSYNC_BUSY_PROGRESS=10m,5s go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./test/e2e
 
 # The tests that exercise the API server's behaviour, run per version by
 # test-compat: a stalled watch, a slow API server, restarts and 410s, a busy
@@ -232,7 +232,7 @@ COMPAT_BUSY_PROGRESS ?= 10m,5s
 
 .PHONY: test-ha
 test-ha: deps testbin ## Run the HA control-plane tests at full length: three kube-apiservers behind a round-robin TCP balancer, the busy cluster for 10 minutes, one server's watch streams frozen, a rolling restart, clients forced onto different servers (about 25 min).
-	RVSYNC_BUSY_WINDOW=10m go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestHA|TestHABusyCluster)$$' -v ./e2e
+	RVSYNC_BUSY_WINDOW=10m go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestHA|TestHABusyCluster)$$' -v ./test/e2e
 
 .PHONY: test-compat
 test-compat: deps testbin apiservers ## Run the server-behaviour tests against every kube-apiserver of COMPAT_VERSIONS (1.34-1.37), one version after the other; logs in bin/compat/<version>.log (about 25 min per version).
@@ -240,18 +240,18 @@ test-compat: deps testbin apiservers ## Run the server-behaviour tests against e
 	@set -o pipefail; failed=""; for v in $(COMPAT_VERSIONS); do \
 		echo ">> $$($(BIN)/k8s-$$v/kube-apiserver --version): $(COMPAT_TESTS)"; \
 		RVSYNC_KUBE_APISERVER=$(BIN)/k8s-$$v/kube-apiserver RVSYNC_BUSY_PROGRESS=$(COMPAT_BUSY_PROGRESS) \
-			go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./e2e 2>&1 \
+			go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./test/e2e 2>&1 \
 			| tee $(BIN)/compat/$$v.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)' || failed="$$failed $$v"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-compat failed on:$$failed (logs in $(BIN)/compat/)" >&2; exit 1; fi
 
 .PHONY: test-fleet
 test-fleet: deps testbin ## Run only the fleet test: clusters a and b, three Prometheus with Thanos sidecars, Thanos Query, a stall in b that must page once.
-	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestFleet$$' -v ./e2e
+	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestFleet$$' -v ./test/e2e
 
 .PHONY: test-cluster
 test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-node cluster (helm install/upgrade/uninstall, a real pod scraped and paging).
-	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./e2e ./internal/cluster
+	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./test/e2e ./internal/cluster
 
 IMAGE_NAME ?= rvsync.local/rvsync-slo:$(VERSION)
 
@@ -320,7 +320,7 @@ release-dry-run: release-tools release-check ## Build every release artifact int
 	$(HELM) package charts/rvsync-slo -d $(RELEASE_DIR)
 	$(IMAGE_TOOL) index -layout $(RELEASE_DIR)/images/oci $(RELEASE_DIR)/images/rvsync-slo_$(RELEASE_VERSION)_linux_*.tar
 	cd hack/tools/image && go test -count=1 ./...
-	RVSYNC_RELEASE_VERSION=$(RELEASE_VERSION) go test $(INTEGRATION) -count=1 -run '^TestReleaseArtifacts$$' -v ./internal/release
+	RVSYNC_RELEASE_VERSION=$(RELEASE_VERSION) go test $(INTEGRATION) -count=1 -run '^TestReleaseArtifacts$$' -v ./test/release
 
 .PHONY: release-publish
 release-publish: release-tools release-check ## (The release workflow, on tag v<version>.) Build as release-dry-run, publish the GitHub release (cosign signs the checksums), push the multi-arch image and the chart; digests in dist/*.digest.
@@ -338,6 +338,10 @@ cluster: deps cluster-deps testbin $(KUBECTL) ## Start a real single-node cluste
 generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart README and the README metric table.
 	go run ./cmd/rvsync-gen
 
+# The developer commands: they drive the test rigs (a local control plane,
+# a cluster, the benchmark's load) and are not part of the product.
+DEV_COMMANDS := rvsync-demo rvsync-bench rvsync-cluster rvsync-baseline
+
 .PHONY: verify
 verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), the dependency direction and module sums (CI runs it).
 	git diff --exit-code -- charts README.md docs/alertmanager.yaml || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
@@ -351,8 +355,14 @@ verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatti
 	@# dashboards read the SLO model, not the rule generator
 	@! go list -deps ./pkg/... | grep '^$(MODULE)/' | grep -v '^$(MODULE)/pkg/' || (echo "pkg/ imports a package outside pkg/" >&2; exit 1)
 	@! go list -deps ./dashboards | grep -x '$(MODULE)/alerts' || (echo "dashboards imports alerts" >&2; exit 1)
-	@# commands never link the testing package (internal/testenv is for tests only)
-	@! go list -deps ./cmd/... | grep -x testing || (echo "a command imports testing: use internal/controlplane, process, workload, scrape or exporterproc, not internal/testenv" >&2; exit 1)
+	@# commands never link the testing package (internal/testing/testenv is for tests only)
+	@! go list -deps ./cmd/... | grep -x testing || (echo "a command imports testing: use internal/testing/controlplane, process, workload, scrape or exporterproc, not internal/testing/testenv" >&2; exit 1)
+	@# one kind of code per folder: the product (everything but the rigs in
+	@# internal/testing/, the suites in test/ and the developer commands
+	@# that drive rigs) imports no rig or suite, and no rig imports a suite
+	@! go list -deps $$(go list ./... | grep -v -e '^$(MODULE)/internal/testing/' -e '^$(MODULE)/test/' $(foreach c,$(DEV_COMMANDS),-e '^$(MODULE)/cmd/$(c)$$')) \
+		| grep -e '^$(MODULE)/internal/testing/' -e '^$(MODULE)/test/' || (echo "a product package imports a test rig (internal/testing/) or suite (test/): move the shared piece into the product, or the importer into internal/testing/" >&2; exit 1)
+	@! go list -deps ./internal/testing/... | grep '^$(MODULE)/test/' || (echo "a test rig (internal/testing/) imports a suite (test/)" >&2; exit 1)
 	go mod verify
 
 DEMO_FLAGS ?=

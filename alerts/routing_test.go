@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 

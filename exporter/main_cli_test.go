@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 )
 
 // Bad flags and config exit 2 with one line naming the problem.

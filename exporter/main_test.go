@@ -18,7 +18,7 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 

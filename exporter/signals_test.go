@@ -12,7 +12,7 @@ import (
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 

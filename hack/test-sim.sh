@@ -9,10 +9,10 @@
 set -u
 bin=$1 histories=$2 duration=$3 pages=$4 pageduration=$5 seed=$6
 test=$bin/sim.test
-go test -c -o "$test" ./internal/sim || exit 2
+go test -c -o "$test" ./test/sim || exit 2
 half=$((histories / 2))
 phalf=$((pages / 2))
-cd internal/sim || exit 2
+cd test/sim || exit 2
 start=$(date +%s)
 run() { # name, then test flags
 	name=$1

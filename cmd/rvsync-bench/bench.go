@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
-	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/controlplane"
 )
 
 // bench holds what every measured run shares.

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/workload"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/workload"
 )
 
 // The benchmark's resources, as the programs name them (plural.group), and

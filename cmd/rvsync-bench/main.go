@@ -32,9 +32,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
-	"github.com/rvsync-slo/rvsync-slo/internal/process"
-	"github.com/rvsync-slo/rvsync-slo/internal/workload"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/workload"
 )
 
 // options are the benchmark's flags.

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/scrape"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/scrape"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 

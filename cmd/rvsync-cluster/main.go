@@ -1,5 +1,5 @@
 // Command rvsync-cluster (`make cluster`) starts a real single-node
-// cluster on this machine (internal/cluster), installs the chart into it
+// cluster on this machine (internal/testing/cluster), installs the chart into it
 // with the exporter image built from this checkout, prints how to reach it
 // with kubectl, and on Ctrl-C stops the cluster and undoes every change it
 // made to the host.
@@ -24,9 +24,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/cluster"
-	"github.com/rvsync-slo/rvsync-slo/internal/process"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/cluster"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
 )
 
 type options struct {

@@ -16,12 +16,12 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
-	"github.com/rvsync-slo/rvsync-slo/internal/exporterproc"
-	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
-	"github.com/rvsync-slo/rvsync-slo/internal/process"
-	"github.com/rvsync-slo/rvsync-slo/internal/scrape"
-	"github.com/rvsync-slo/rvsync-slo/internal/workload"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/exporterproc"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/faultproxy"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/scrape"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/workload"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/controlplane"
-	"github.com/rvsync-slo/rvsync-slo/internal/faultproxy"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/controlplane"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/faultproxy"
 )
 
 // The faults the demo can inject.

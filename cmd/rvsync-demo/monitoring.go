@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rvsync-slo/rvsync-slo/alerts"
-	"github.com/rvsync-slo/rvsync-slo/internal/chart"
-	"github.com/rvsync-slo/rvsync-slo/internal/process"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/chart"
 )
 
 // demoRun is a running demo process and the lines it printed.

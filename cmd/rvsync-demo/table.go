@@ -13,7 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/scrape"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/scrape"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 

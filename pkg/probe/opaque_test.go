@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 

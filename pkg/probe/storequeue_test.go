@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
 )

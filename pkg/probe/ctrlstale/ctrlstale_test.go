@@ -24,7 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rvsync-slo/rvsync-slo/internal/testenv"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe/ctrlcache"

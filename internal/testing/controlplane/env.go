@@ -1,0 +1,205 @@
+package controlplane
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/faultproxy"
+)
+
+// Options configure a control plane.
+type Options struct {
+	// APIServerArgs are extra kube-apiserver flags, e.g. {"watch-cache": "false"}.
+	APIServerArgs map[string]string
+	// EtcdArgs are extra etcd flags; they override the defaults.
+	EtcdArgs map[string]string
+	// EtcdMembers above 1 runs etcd as a cluster of that many members (see
+	// EtcdCluster) and gives kube-apiserver all of them; 0 or 1 runs one.
+	EtcdMembers int
+	// APIServers above 1 runs that many kube-apiservers on the same etcd,
+	// each with its own watch cache, behind a round-robin TCP load balancer
+	// (see HA); Config then reaches them through the balancer. 0 or 1 runs one.
+	APIServers int
+	// LogDir, if set, receives the output of kube-apiserver as
+	// kube-apiserver.log (kube-apiserver-<i>.log for the others of an HA
+	// control plane) and of each etcd cluster member as <member>.log.
+	LogDir string
+}
+
+// Env is a running etcd + kube-apiserver.
+type Env struct {
+	Environment *envtest.Environment
+	// Config is an admin (system:masters) client configuration.
+	Config *rest.Config
+	// Client is an admin clientset.
+	Client kubernetes.Interface
+	// Etcd is the etcd cluster when Options.EtcdMembers > 1, else nil.
+	Etcd *EtcdCluster
+	// HA is the API servers and their balancer when Options.APIServers > 1,
+	// else nil.
+	HA *HA
+	// etcdDir holds the data of the cluster members envtest does not run.
+	etcdDir string
+	logs    []*os.File
+}
+
+// logFile opens dir/name.log for a process's output, appending (a
+// restarted process goes on in the same file); Stop closes it.
+func (e *Env) logFile(dir, name string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err == nil {
+		e.logs = append(e.logs, f)
+	}
+	return f, err
+}
+
+// Start starts a control plane. Stop it with Stop.
+func Start(opts Options) (*Env, error) {
+	apiserver, etcd, err := Binaries()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		ControlPlane: envtest.ControlPlane{
+			APIServer: &envtest.APIServer{Path: apiserver, StartTimeout: 2 * time.Minute, StopTimeout: time.Minute},
+			Etcd:      &envtest.Etcd{Path: etcd, StartTimeout: time.Minute, StopTimeout: time.Minute},
+		},
+	}
+	e := &Env{Environment: env}
+	if opts.LogDir != "" {
+		f, err := e.logFile(opts.LogDir, "kube-apiserver")
+		if err != nil {
+			return nil, err
+		}
+		env.ControlPlane.APIServer.Out, env.ControlPlane.APIServer.Err = f, f
+	}
+	args := env.ControlPlane.APIServer.Configure()
+	for k, v := range opts.APIServerArgs {
+		args.Set(k, v)
+	}
+	// As kubeadm and managed control planes configure it: etcd reports watch
+	// progress every 5s, so the watch cache of a resource nobody writes keeps
+	// its RV current and the ~1/min bookmarks carry it to the informers.
+	// With etcd's 10m default, a quiet resource's bookmarks carry an RV up
+	// to minutes old (see README, "Requirements").
+	etcdArgs := map[string]string{"watch-progress-notify-interval": "5s"}
+	maps.Copy(etcdArgs, opts.EtcdArgs)
+	if opts.EtcdMembers > 1 {
+		if e.etcdDir, err = os.MkdirTemp("", "rvsync-etcd-"); err != nil {
+			return nil, err
+		}
+		var logs func(string) (*os.File, error)
+		if opts.LogDir != "" {
+			logs = func(member string) (*os.File, error) { return e.logFile(opts.LogDir, member) }
+		}
+		if e.Etcd, err = newEtcdCluster(env.ControlPlane.Etcd, opts.EtcdMembers, etcdArgs, e.etcdDir, logs); err != nil {
+			_ = os.RemoveAll(e.etcdDir)
+			return nil, err
+		}
+		args.Set("etcd-servers", e.Etcd.Endpoints())
+	} else {
+		for k, v := range etcdArgs {
+			env.ControlPlane.Etcd.Configure().Set(k, v)
+		}
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		_ = e.Stop()
+		return nil, fmt.Errorf("start control plane: %w", err)
+	}
+	e.Config = cfg
+	if e.Etcd != nil {
+		if err := e.Etcd.adoptFirst(env.ControlPlane.Etcd); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+	}
+	if opts.APIServers > 1 {
+		if e.HA, err = startHA(e, opts.APIServers, opts.LogDir); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+		e.Config = e.HA.Config(cfg)
+	}
+	if e.Client, err = kubernetes.NewForConfig(e.Config); err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Stop stops the control plane. With an etcd cluster, kube-apiserver stops
+// first (while etcd still answers), then every member, whether envtest or
+// a restart started it; envtest then finds its processes ended and only
+// removes their directories.
+func (e *Env) Stop() error {
+	var errs []error
+	if e.HA != nil {
+		// every API server, envtest's too, while etcd still answers
+		errs = append(errs, e.HA.stop())
+	}
+	if e.Etcd != nil {
+		errs = append(errs, e.Environment.ControlPlane.APIServer.Stop(), e.Etcd.Stop())
+	}
+	errs = append(errs, e.Environment.Stop())
+	if e.etcdDir != "" {
+		errs = append(errs, os.RemoveAll(e.etcdDir))
+	}
+	for _, f := range e.logs {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// EtcdURL is the client URL of etcd.
+func (e *Env) EtcdURL() *url.URL { return e.Environment.ControlPlane.Etcd.URL }
+
+// Proxy starts a fault proxy in front of the API server of cfg and returns
+// it with a copy of cfg that connects through it. A different Host gives the
+// copy its own transport, so only clients built from it see the proxy's
+// faults. Close the proxy when done.
+func Proxy(cfg *rest.Config) (*faultproxy.Proxy, *rest.Config, error) {
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := faultproxy.Start(u.Host)
+	if err != nil {
+		return nil, nil, err
+	}
+	proxied := rest.CopyConfig(cfg)
+	u.Host = p.Addr()
+	proxied.Host = u.String()
+	// the serving certificate names 127.0.0.1 and localhost, whatever the port
+	return p, proxied, nil
+}
+
+// WriteKubeconfig writes cfg as a kubeconfig file: server, CA, client
+// certificate or bearer token, and impersonation.
+func WriteKubeconfig(path string, cfg *rest.Config) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["c"] = &clientcmdapi.Cluster{
+		Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile,
+		InsecureSkipTLSVerify: cfg.Insecure, TLSServerName: cfg.ServerName,
+	}
+	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
+		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile,
+		Token: cfg.BearerToken, TokenFile: cfg.BearerTokenFile,
+		Impersonate: cfg.Impersonate.UserName, ImpersonateGroups: cfg.Impersonate.Groups,
+	}
+	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	kc.CurrentContext = "c"
+	return clientcmd.WriteToFile(*kc, path)
+}

@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
+)
+
+// The resources random histories draw from.
+var (
+	resConfigMaps = Watched{ResourceSpec: model.ResourceSpec{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true}}
+	resSecrets    = Watched{ResourceSpec: model.ResourceSpec{Version: "v1", Plural: "secrets", Kind: "Secret", Namespaced: true}}
+	resWidgets    = Watched{ResourceSpec: model.ResourceSpec{Group: "example.com", Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true}}
+	resDeploys    = Watched{ResourceSpec: model.ResourceSpec{Group: "apps", Version: "v1", Plural: "deployments", Kind: "Deployment", Namespaced: true, Generations: true}}
+	resEvents     = Watched{ResourceSpec: model.ResourceSpec{Version: "v1", Plural: "events", Kind: "Event", Namespaced: true, Etcd: "events"}, Space: "events"}
+	resMetrics    = Watched{ResourceSpec: model.ResourceSpec{Group: "metrics.example.io", Version: "v1", Plural: "samples", Kind: "Sample", Namespaced: true, Opaque: true}}
+	resNoBookmark = Watched{ResourceSpec: model.ResourceSpec{Group: "legacy.example.io", Version: "v1", Plural: "gadgets", Kind: "Gadget", Namespaced: true, NoBookmarks: true}}
+)
+
+// Generate returns the random history of seed: a topology, a workload and
+// up to a few faults, each drawn from what clusters run and what goes
+// wrong in them. dur bounds its length.
+func Generate(seed uint64, dur time.Duration) History {
+	rng := rand.New(rand.NewPCG(seed, 0x68697374))
+	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
+	h := History{Seed: seed, Duration: dur/2 + time.Duration(rng.Int64N(int64(dur/2)))}
+	h.Duration = h.Duration.Round(time.Minute)
+	s := &h.Setup
+	if rng.Float64() < 0.3 {
+		s.Servers = 2 + rng.IntN(2)
+	}
+	progress := []time.Duration{5 * time.Second, 10 * time.Minute, 0}[rng.IntN(3)]
+	s.Etcds = []model.EtcdSpec{{Name: model.MainEtcd, Revision: 1000, ProgressNotify: progress}}
+	s.NoFreshnessReads = rng.Float64() < 0.2
+	h.Background = pick(0, 10, 100, 1000)
+	s.Resources = []Watched{resConfigMaps}
+	for _, r := range []Watched{resSecrets, resWidgets, resDeploys, resEvents, resMetrics, resNoBookmark} {
+		if rng.Float64() < 0.25 {
+			s.Resources = append(s.Resources, r)
+		}
+	}
+	for _, r := range s.Resources {
+		if r.Etcd == "events" {
+			s.Etcds = append(s.Etcds, model.EtcdSpec{Name: "events", Revision: uint64(pick(10, 1e7)), ProgressNotify: progress})
+		}
+	}
+	if rng.Float64() < 0.7 {
+		s.Canary = resConfigMaps.Name()
+	}
+	for _, r := range s.Resources {
+		rate := pick(0, 0, 0.05, 0.5, 5)
+		if rate == 0 {
+			continue
+		}
+		h.Loads = append(h.Loads, Load{Resource: r.Name(), Start: 0, End: h.Duration, Rate: rate, Keys: int(pick(1, 5, 20))})
+	}
+	for range rng.IntN(4) {
+		h.Faults = append(h.Faults, randomFault(rng, &h))
+	}
+	slices.SortFunc(h.Faults, func(a, b Fault) int { return int(a.Start - b.Start) })
+	return h
+}
+
+func randomFault(rng *rand.Rand, h *History) Fault {
+	servers := max(1, h.Setup.Servers)
+	res := h.Setup.Resources[rng.IntN(len(h.Setup.Resources))].Name()
+	f := Fault{Start: 3*time.Minute + time.Duration(rng.Int64N(int64(max(time.Minute, h.Duration-8*time.Minute))))}
+	f.Start = f.Start.Round(time.Second)
+	f.Dur = []time.Duration{10 * time.Second, 45 * time.Second, 2 * time.Minute, 6 * time.Minute, 15 * time.Minute}[rng.IntN(5)]
+	hosts := []string{HostInformers, HostInformers, HostProbe, HostCanary}
+	switch rng.IntN(9) {
+	case 0:
+		f.Kind, f.Host, f.Reset = Freeze, hosts[rng.IntN(len(hosts))], rng.Float64() < 0.3
+	case 1:
+		f.Kind, f.Host, f.Latency = Slow, hosts[rng.IntN(len(hosts))], []time.Duration{200 * time.Millisecond, 2 * time.Second, 20 * time.Second}[rng.IntN(3)]
+	case 2:
+		f.Kind, f.Server, f.Latency = SlowServer, rng.IntN(servers), []time.Duration{200 * time.Millisecond, 3 * time.Second}[rng.IntN(2)]
+	case 3:
+		f.Kind, f.Host, f.Code = Refuse, []string{HostProbe, HostInformers}[rng.IntN(2)], []int{429, 403, 500}[rng.IntN(3)]
+	case 4:
+		f.Kind, f.Host = Hang, []string{HostProbe, HostInformers}[rng.IntN(2)]
+	case 5:
+		f.Kind, f.Server, f.Dur = Restart, rng.IntN(servers), []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute}[rng.IntN(3)]
+	case 6:
+		f.Kind, f.Back, f.Reset, f.Dur = Restore, uint64([]int{100, 5000, 50000}[rng.IntN(3)]), rng.Float64() < 0.5, 20*time.Second
+	case 7:
+		f.Kind, f.Server, f.Resource = Stuck, rng.IntN(servers), res
+	case 8:
+		f.Kind, f.Resource = DeleteCRD, res
+	}
+	return f
+}
+
+// GoString renders h as Go source, to keep a failing history as a
+// regression case.
+func (h History) GoString() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "History{Seed: %d, Duration: %s, Background: %g,\n", h.Seed, goDuration(h.Duration), h.Background)
+	s := h.Setup
+	fmt.Fprintf(&b, "\tSetup: Setup{Servers: %d, NoFreshnessReads: %v, Canary: %q, Etcds: %#v,\n\t\tResources: []Watched{", s.Servers, s.NoFreshnessReads, s.Canary, s.Etcds)
+	for _, r := range s.Resources {
+		fmt.Fprintf(&b, "%s, ", resVar(r))
+	}
+	b.WriteString("}},\n\tLoads: []Load{")
+	for _, l := range h.Loads {
+		fmt.Fprintf(&b, "{Resource: %q, Start: %s, End: %s, Rate: %g, Keys: %d}, ", l.Resource, goDuration(l.Start), goDuration(l.End), l.Rate, l.Keys)
+	}
+	b.WriteString("},\n\tFaults: []Fault{")
+	for _, f := range h.Faults {
+		b.WriteString(f.String() + ", ")
+	}
+	b.WriteString("},\n}")
+	return b.String()
+}
+
+func resVar(r Watched) string {
+	for name, v := range map[string]Watched{"resConfigMaps": resConfigMaps, "resSecrets": resSecrets, "resWidgets": resWidgets, "resDeploys": resDeploys, "resEvents": resEvents, "resMetrics": resMetrics, "resNoBookmark": resNoBookmark} {
+		if v.Name() == r.Name() {
+			return name
+		}
+	}
+	return fmt.Sprintf("%#v", r)
+}

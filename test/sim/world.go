@@ -1,0 +1,520 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe"
+	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
+)
+
+// Hosts of the exporter's connections. Clients of one host share one
+// connection, which the model's balancer pins to one API server.
+const (
+	HostInformers = "informers" // the exporter's informers and their freshness reads
+	HostProbe     = "probe"     // the head probe (and an embedded informer's freshness reads)
+	HostCanary    = "canary"    // the canary's writes
+)
+
+// Informer is one informer of a watched resource.
+type Informer struct {
+	// Host names its connection (default HostInformers).
+	Host string
+	// Embedded: built by the operator's code and measured through
+	// Monitor.Instrument (a client-go informer of PartialObjectMetadata, as
+	// a controller-runtime cache builds); otherwise the exporter's own,
+	// built by Monitor.NewInformer (object digests only). The truth of an
+	// embedded informer is read from its store; of the exporter's, from what
+	// its connection delivered (its store holds digests only).
+	Embedded bool
+	// SlowStore makes its store take this long per object it indexes (an
+	// indexer that is slow, or starved of CPU): backpressure. An exporter's
+	// informer with a slow store has no staleness truth (its store holds
+	// digests, and what it consumed is not yet what it holds); its truth
+	// is what waits: InformerTruth.Pending.
+	SlowStore time.Duration
+}
+
+// Watched is a resource of the model and how the monitor watches it.
+type Watched struct {
+	model.ResourceSpec
+	// Space is the RV space the exporter is configured with ("": default).
+	Space string
+	// Informers watch it (default: one exporter informer).
+	Informers []Informer
+}
+
+// Name returns the resource's `resource` label value.
+func (w Watched) Name() string {
+	if w.Group == "" {
+		return w.Plural
+	}
+	return w.Plural + "." + w.Group
+}
+
+func (w Watched) gvr() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: w.Group, Version: w.Version, Resource: w.Plural}
+}
+
+// Setup is the topology of a history and the monitor's configuration.
+type Setup struct {
+	Servers int
+	// Etcds besides the main one (whose spec, if listed, replaces the
+	// default: revision 1000, progress notifications every 5s).
+	Etcds         []model.EtcdSpec
+	Resources     []Watched
+	ProbeInterval time.Duration // default 5s
+	Scrape        time.Duration // default 15s
+	// NoFreshnessReads turns the monitor's freshness reads off.
+	NoFreshnessReads bool
+	// Canary is the resource the canary writes ("": no canary); its object
+	// is rvsync-canary in namespace rvsync.
+	Canary         string
+	CanaryInterval time.Duration // default 10s
+	// Pins pins connections (by host) to API servers; the others go
+	// round-robin.
+	Pins map[string]int
+}
+
+func (s *Setup) defaults() {
+	if s.ProbeInterval <= 0 {
+		s.ProbeInterval = 5 * time.Second
+	}
+	if s.Scrape <= 0 {
+		s.Scrape = 15 * time.Second
+	}
+	if s.CanaryInterval <= 0 {
+		s.CanaryInterval = 10 * time.Second
+	}
+	for i := range s.Resources {
+		if len(s.Resources[i].Informers) == 0 {
+			s.Resources[i].Informers = []Informer{{}}
+		}
+		for j := range s.Resources[i].Informers {
+			if s.Resources[i].Informers[j].Host == "" {
+				s.Resources[i].Informers[j].Host = HostInformers
+			}
+		}
+	}
+}
+
+// Canary object of the monitor's canary.
+const (
+	CanaryNamespace = "rvsync"
+	CanaryName      = "rvsync-canary"
+)
+
+// Scrape is one scrape of the monitor, with the model's truth at that
+// instant.
+type Scrape struct {
+	At       time.Time
+	Families []*dto.MetricFamily
+	Truth    map[string]ResourceTruth // by resource
+}
+
+// ResourceTruth is what is true of a watched resource at a scrape.
+type ResourceTruth struct {
+	// Exists: the API serves the resource (a CRD not deleted).
+	Exists bool
+	// CachesLost: some watch cache of a resource of its etcd serves a
+	// history etcd lost: reads of the etcd's head may come from it.
+	CachesLost bool
+	// CachesTainted: some watch cache of a resource of its etcd ran
+	// through a restore and holds objects of the lost history.
+	CachesTainted bool
+	Informers     []InformerTruth
+}
+
+// InformerTruth is what is true of one informer at a scrape.
+type InformerTruth struct {
+	Host string
+	// Fresh is the newest instant by which its store held every committed
+	// write of the resource (in etcd's current history); Missing counts the
+	// changes it lacks.
+	Fresh   time.Time
+	Missing int
+	// Reverted: the oldest change it lacks is a restore's.
+	Reverted bool
+	// Live: its watch is open on a server that is up, over a connection
+	// that is not frozen; Bookmarks: that watch gets bookmarks (its
+	// server sends them, and its watch cache moved past the revision it
+	// started from); Waiting: it is live but its server sends it nothing
+	// until its watch cache moves past that revision (model.Tx.Waiting).
+	Live, Bookmarks, Waiting bool
+	// LostHistory: the watch cache serving it holds a history etcd lost (a
+	// restore its API server has not seen): its RV is of another history.
+	LostHistory bool
+	// Following: the watch cache serving it follows etcd without delay;
+	// Stuck: it stopped following etcd altogether.
+	Following, Stuck bool
+	// Disrupted is when its path (connection, server, watch cache) was last
+	// disrupted.
+	Disrupted time.Time
+	// Last is when it last consumed anything; RV, the revision of it.
+	Last time.Time
+	RV   uint64
+	// ListedAt is when it last completed a list.
+	ListedAt time.Time
+	// Pending counts the watch events it consumed that its store has not
+	// applied yet (its handlers not yet told), and AppliedRV is the
+	// revision of the last one applied: the truth of its queue, for an
+	// informer with a slow store (counted from its notifications, so only
+	// until its first relist).
+	Pending   int
+	AppliedRV uint64
+}
+
+// World runs one history: the model control plane, the monitor under test
+// wired as the exporter (or an operator) wires it, the workload and the
+// faults, and a scrape with the truth every scrape interval.
+type World struct {
+	Setup   Setup
+	Cluster *model.Cluster
+	Monitor *probe.Monitor
+	reg     *prometheus.Registry
+	Start   time.Time
+	// Informers are the informers of each resource, in Setup's order.
+	Informers map[string][]cache.SharedIndexInformer
+	notified  map[cache.SharedIndexInformer]*atomic.Int64
+	ctx       context.Context
+	wg        *sync.WaitGroup
+	// OnScrape, when set, is called with every scrape (inside the bubble).
+	OnScrape func(Scrape)
+	scrapes  int
+	err      error
+}
+
+// Run runs setup for dur inside a synctest bubble of t: script is called
+// at the start, with the model built, to schedule the workload and the
+// faults on the cluster (Cluster.At); onScrape gets every scrape. It
+// returns when the history ends and every goroutine of it has.
+func Run(t *testing.T, setup Setup, seed uint64, dur time.Duration, script func(w *World), onScrape func(Scrape)) error {
+	var err error
+	synctest.Test(t, func(*testing.T) {
+		err = runBubble(setup, seed, dur, script, onScrape)
+	})
+	return err
+}
+
+func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World), onScrape func(Scrape)) error {
+	setup.defaults()
+	c := model.New(model.Config{Seed: seed, Servers: max(1, setup.Servers)})
+	main := model.EtcdSpec{Name: model.MainEtcd, Revision: 1000, ProgressNotify: 5 * time.Second}
+	for _, e := range setup.Etcds {
+		if e.Name == model.MainEtcd {
+			main = e
+			continue
+		}
+		c.AddEtcd(e)
+	}
+	c.AddEtcd(main)
+	for _, r := range setup.Resources {
+		c.AddResource(r.ResourceSpec)
+	}
+	c.Do(func(tx *model.Tx) {
+		if setup.Canary != "" {
+			tx.Create(setup.Canary, CanaryNamespace, CanaryName, nil)
+		}
+		for host, server := range setup.Pins {
+			tx.Pin(host, server)
+		}
+	})
+	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape, Informers: map[string][]cache.SharedIndexInformer{}, notified: map[cache.SharedIndexInformer]*atomic.Int64{}}
+	w.Monitor = probe.New(probe.Options{HeadProbe: w.config(HostProbe), ProbeInterval: setup.ProbeInterval, NoFreshnessReads: setup.NoFreshnessReads})
+	w.reg = prometheus.NewRegistry()
+	if err := w.Monitor.Register(w.reg); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	w.ctx, w.wg = ctx, &wg
+	// Each part starts alone, a millisecond after the one before, once
+	// that one waits: the global random source they draw jitter from is
+	// then read in the same order every run (see determinism_test.go).
+	start := func(f func()) {
+		wg.Go(f)
+		synctest.Wait()
+		time.Sleep(time.Millisecond)
+	}
+	for _, r := range setup.Resources {
+		for _, in := range r.Informers {
+			inf, err := w.informer(r, in)
+			if err != nil {
+				cancel()
+				wg.Wait()
+				return err
+			}
+			w.Informers[r.Name()] = append(w.Informers[r.Name()], inf)
+			n := &atomic.Int64{}
+			w.notified[inf] = n
+			count := func(initial bool) {
+				if !initial {
+					n.Add(1)
+				}
+			}
+			_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+				AddFunc:    func(_ any, initial bool) { count(initial) },
+				UpdateFunc: func(_, _ any) { count(false) },
+				DeleteFunc: func(any) { count(false) },
+			})
+			start(func() { inf.RunWithContext(ctx) })
+		}
+	}
+	if setup.Canary != "" {
+		r := w.watched(setup.Canary)
+		canary, err := w.Monitor.NewCanary(w.config(HostCanary), probe.CanaryOptions{
+			GVR: r.gvr(), Kind: r.Kind, Namespace: CanaryNamespace, Name: CanaryName, Interval: setup.CanaryInterval,
+		})
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return err
+		}
+		start(func() { canary.Run(ctx) })
+	}
+	start(func() { _ = w.Monitor.Start(ctx) })
+	if script != nil {
+		script(w)
+	}
+	end := w.Start.Add(dur)
+	next := w.Start.Add(setup.Scrape)
+	for {
+		at, ok := c.Next()
+		if !ok || at.After(next) {
+			at = next
+		}
+		if at.After(end) {
+			break
+		}
+		time.Sleep(time.Until(at))
+		c.Advance()
+		if !time.Now().Before(next) {
+			synctest.Wait()
+			w.scrape()
+			next = next.Add(setup.Scrape)
+		}
+	}
+	cancel()
+	synctest.Wait()
+	c.Close()
+	wg.Wait()
+	return w.err
+}
+
+// Go runs f in the history's bubble, as a client of the model would (f may
+// sleep and make requests); ctx ends with the history, which waits for f.
+func (w *World) Go(f func(ctx context.Context)) { w.wg.Go(func() { f(w.ctx) }) }
+
+// Config returns the client configuration of a connection to the model.
+func (w *World) Config(host string) *rest.Config { return w.config(host) }
+
+// config returns the client configuration of a connection to the model.
+func (w *World) config(host string) *rest.Config {
+	return &rest.Config{Host: "https://" + host, Transport: w.Cluster.Transport(), QPS: -1}
+}
+
+func (w *World) watched(name string) Watched {
+	for _, r := range w.Setup.Resources {
+		if r.Name() == name {
+			return r
+		}
+	}
+	panic("sim: no watched resource " + name)
+}
+
+// informer builds one informer of r the way its owner does.
+func (w *World) informer(r Watched, in Informer) (cache.SharedIndexInformer, error) {
+	cfg := w.config(in.Host)
+	slow := func(any) ([]string, error) {
+		time.Sleep(in.SlowStore)
+		return nil, nil
+	}
+	if !in.Embedded {
+		res := probe.Resource{GVR: r.gvr(), Space: r.Space}
+		if r.Generations {
+			res.ObservedGenerationPath = "status.observedGeneration"
+		}
+		inf, err := w.Monitor.NewInformer(cfg, res)
+		if err == nil && in.SlowStore > 0 {
+			err = inf.AddIndexers(cache.Indexers{"slow": slow})
+		}
+		return inf, err
+	}
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	res := client.Resource(r.gvr())
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return res.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return res.Watch(ctx, o)
+		},
+	}, client)
+	indexers := cache.Indexers{}
+	if in.SlowStore > 0 {
+		indexers["slow"] = slow
+	}
+	return w.Monitor.Instrument(r.gvr(), lw, func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+		return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, indexers)
+	}), nil
+}
+
+// storeView reads an embedded informer's store: each key at its resource
+// version.
+func storeView(inf cache.SharedIndexInformer) map[string]string {
+	held := map[string]string{}
+	for _, o := range inf.GetStore().List() {
+		if m, ok := o.(metav1.Object); ok {
+			key := m.GetName()
+			if m.GetNamespace() != "" {
+				key = m.GetNamespace() + "/" + key
+			}
+			held[key] = m.GetResourceVersion()
+		}
+	}
+	return held
+}
+
+// scrape gathers the monitor's metrics and the truth at this instant.
+func (w *World) scrape() {
+	mfs, err := w.reg.Gather()
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("scrape at %v: %w", w.Since(), err)
+	}
+	s := Scrape{At: time.Now(), Families: mfs, Truth: map[string]ResourceTruth{}}
+	stores := map[string][]map[string]string{}
+	for _, r := range w.Setup.Resources {
+		for i, in := range r.Informers {
+			var held map[string]string
+			if in.Embedded {
+				held = storeView(w.Informers[r.Name()][i])
+			}
+			stores[r.Name()] = append(stores[r.Name()], held)
+		}
+	}
+	w.Cluster.Do(func(tx *model.Tx) {
+		for _, r := range w.Setup.Resources {
+			etcd := r.Etcd
+			if etcd == "" {
+				etcd = model.MainEtcd
+			}
+			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd), CachesTainted: tx.CachesTainted(etcd)}
+			for i, in := range r.Informers {
+				it := InformerTruth{Host: in.Host, Fresh: s.At}
+				if in.Embedded {
+					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), stores[r.Name()][i]), s.At)
+					if v := tx.View(in.Host, r.Name()); v != nil {
+						it.Last, it.RV, it.ListedAt = v.Last, v.RV, v.ListedAt
+					}
+				} else if v := tx.View(in.Host, r.Name()); v != nil {
+					it.ListedAt = v.ListedAt
+					it.Fresh, it.Missing, it.Reverted = tx.Fresh(v, s.At)
+					it.Last, it.RV = v.Last, v.RV
+				} else {
+					it.Fresh, it.Missing, it.Reverted = tx.Fresh(&model.View{Resource: r.Name()}, s.At)
+				}
+				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
+				it.Waiting = tx.Waiting(in.Host, r.Name())
+				it.LostHistory = tx.LostHistory(in.Host, r.Name())
+				it.Following, it.Stuck = tx.Following(in.Host, r.Name()), tx.Stuck(in.Host, r.Name())
+				it.Disrupted = tx.Disrupted(in.Host, r.Name())
+				if v := tx.View(in.Host, r.Name()); v != nil && in.SlowStore > 0 {
+					n := int(w.notified[w.Informers[r.Name()][i]].Load())
+					it.Pending = max(0, len(v.Events)-n)
+					if n > 0 && n <= len(v.Events) {
+						it.AppliedRV = v.Events[n-1]
+					}
+				}
+				rt.Informers = append(rt.Informers, it)
+			}
+			s.Truth[r.Name()] = rt
+		}
+	})
+	w.scrapes++
+	if w.OnScrape != nil {
+		w.OnScrape(s)
+	}
+}
+
+// Since returns the simulated time since the history began.
+func (w *World) Since() time.Duration { return time.Since(w.Start) }
+
+// Value returns the value of the series of family name with the given
+// label values (name=value pairs), and whether it exists.
+func Value(mfs []*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue metrics
+				}
+			}
+			switch {
+			case m.Gauge != nil:
+				return m.GetGauge().GetValue(), true
+			case m.Counter != nil:
+				return m.GetCounter().GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.GetHistogram().GetSampleCount()), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// Dump renders a scrape's rvsync gauges of resource res, for a failure.
+func Dump(s Scrape, res string) string {
+	var out []string
+	for _, mf := range s.Families {
+		for _, m := range mf.GetMetric() {
+			var match bool
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "resource" && lp.GetValue() == res {
+					match = true
+				}
+			}
+			if !match || m.Gauge == nil {
+				continue
+			}
+			var ls []string
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() != "resource" {
+					ls = append(ls, lp.GetName()+"="+lp.GetValue())
+				}
+			}
+			out = append(out, fmt.Sprintf("%s{%s} %g", strings.TrimPrefix(mf.GetName(), "rvsync_"), strings.Join(ls, ","), m.GetGauge().GetValue()))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
