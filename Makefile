@@ -19,22 +19,29 @@ PROMETHEUS_VERSION ?= v3.16.0
 THANOS_VERSION ?= v0.42.4
 
 BIN          := $(CURDIR)/bin
-K8S_BIN      := $(BIN)/k8s-$(K8S_VERSION)
+# Built tools (the control plane, helm, Prometheus, the release tools) are
+# cached outside the checkout, by name and version, so a clean clone reuses
+# a kube-apiserver built yesterday; `make clean-cache` removes them. Each
+# builds under a lock on its directory (two checkouts may share the cache)
+# into a temporary path, moved into place only when whole. A tool's
+# recipe changed without a new version needs `make clean-cache`.
+TOOLS        ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rvsync-slo
+K8S_BIN      := $(TOOLS)/k8s-$(K8S_VERSION)
 APISERVER    := $(K8S_BIN)/kube-apiserver
 # The node and the rest of the control plane, for the real cluster
 # (internal/testing/cluster): built in the same `go build` as kube-apiserver.
 K8S_NODE     := $(addprefix $(K8S_BIN)/,kube-controller-manager kube-scheduler kube-proxy kubelet)
 KUBECTL      := $(K8S_BIN)/kubectl
-OPERATOR_CRDS := $(BIN)/prometheus-operator-$(OPERATOR_VERSION)/crds
-PROMETHEUS   := $(BIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
-ETCD         := $(BIN)/etcd-$(ETCD_VERSION)/etcd
-HELM         := $(BIN)/helm-$(HELM_VERSION)/helm
+OPERATOR_CRDS := $(TOOLS)/prometheus-operator-$(OPERATOR_VERSION)/crds
+PROMETHEUS   := $(TOOLS)/prometheus-$(PROMETHEUS_VERSION)/prometheus
+ETCD         := $(TOOLS)/etcd-$(ETCD_VERSION)/etcd
+HELM         := $(TOOLS)/helm-$(HELM_VERSION)/helm
 # As helm's own release build: without these, `helm template` and `helm lint`
 # assume Kubernetes v1.20 (the chart requires >= 1.34); helm v3.22.0 builds
 # with client-go v0.37 (hack/tools/helm/go.mod).
 HELM_KUBE_VERSION_FLAGS := $(foreach p,pkg/chartutil pkg/lint/rules,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=37)
-STATICCHECK  := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
-THANOS       := $(BIN)/thanos-$(THANOS_VERSION)/thanos
+STATICCHECK  := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+THANOS       := $(TOOLS)/thanos-$(THANOS_VERSION)/thanos
 MODULE       := github.com/rvsync-slo/rvsync-slo
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -45,7 +52,16 @@ TEST_TIMEOUT ?= 60m
 # that runs them passes it, test-unit does not (testenv.RequireIntegration).
 INTEGRATION  := -tags integration
 
-# Tests find the control plane and helm through these.
+# A comma inside a $(call) argument.
+, := ,
+# $(call tool_build,what,command writing $@.tmp): build a cached tool under a
+# lock on its directory, skipped when another make built it meanwhile, moved
+# into place only when whole.
+tool_build = mkdir -p $(dir $@) && flock $(dir $@).lock sh -c 'test -e $@ || { echo ">> building $(1)" && $(2) && mv $@.tmp $@; }'
+
+# Tests find the control plane and helm through these (and, run by hand
+# without make, in RVSYNC_TOOLS: internal/testing/process.Binary).
+export RVSYNC_TOOLS          := $(TOOLS)
 export RVSYNC_KUBE_APISERVER := $(APISERVER)
 export RVSYNC_ETCD           := $(ETCD)
 export RVSYNC_HELM           := $(HELM)
@@ -63,7 +79,7 @@ build: ## Build the exporter and the generator into bin/.
 	go build -o $(BIN)/rvsync-gen ./cmd/rvsync-gen
 
 .PHONY: testbin
-testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS) $(THANOS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs, Prometheus with Kubernetes discovery and Thanos from the Go module proxy into bin/ (cached by version).
+testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs and Prometheus with Kubernetes discovery from the Go module proxy into the tool cache (TOOLS, by version).
 
 # Each tool builds in its own module under hack/tools so its dependencies
 # never enter the main go.mod.
@@ -75,7 +91,11 @@ k8s_ldflags = -s -w \
 K8S_LDFLAGS := $(call k8s_ldflags,$(K8S_VERSION))
 # One Kubernetes build at a time (each takes most of the machine's memory
 # and both cores): CI starts the version matrix's API servers beside testbin.
-k8s_build = mkdir -p $(BIN) && cd hack/tools/kubernetes && flock $(BIN)/.kubernetes-build.lock env CGO_ENABLED=0 go build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(1))
+# The lock is the cache's, so two checkouts wait for each other too; the
+# binaries are built into .tmp/ and moved into place only when whole, and a
+# build that finds them all there (another make built them) does nothing.
+k8s_build = mkdir -p $(K8S_BIN) && cd hack/tools/kubernetes && flock $(TOOLS)/.kubernetes-build.lock sh -c \
+	'$(foreach b,$(1),test -e $(K8S_BIN)/$(b) &&) exit 0; CGO_ENABLED=0 go build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/.tmp/ $(addprefix k8s.io/kubernetes/cmd/,$(1)) && mv $(addprefix $(K8S_BIN)/.tmp/,$(1)) $(K8S_BIN)/'
 
 # One `go build` for all of them: the compiler shares their common packages
 # and keeps both cores busy, so the node costs ~3 min on top of
@@ -88,25 +108,25 @@ $(APISERVER) $(K8S_NODE) &:
 # of each minor the Go module proxy serves, oldest first, built like
 # K8S_VERSION's in a module of its own (hack/tools/kubernetes-<minor>, with
 # the staging replaces of that release) and cached as
-# bin/k8s-<version>/kube-apiserver. K8S_VERSION's comes from testbin.
+# $(TOOLS)/k8s-<version>/kube-apiserver. K8S_VERSION's comes from testbin.
 COMPAT_VERSIONS ?= v1.34.4 v1.35.4 v1.36.3 $(K8S_VERSION)
-COMPAT_APISERVERS := $(foreach v,$(filter-out $(K8S_VERSION),$(COMPAT_VERSIONS)),$(BIN)/k8s-$(v)/kube-apiserver)
+COMPAT_APISERVERS := $(foreach v,$(filter-out $(K8S_VERSION),$(COMPAT_VERSIONS)),$(TOOLS)/k8s-$(v)/kube-apiserver)
 
-$(BIN)/k8s-%/kube-apiserver:
+$(TOOLS)/k8s-%/kube-apiserver:
 	@echo ">> building kube-apiserver $* (cold: ~6-8 min on 2 cores)"
-	@mkdir -p $(BIN)
+	@mkdir -p $(dir $@)
 	cd hack/tools/kubernetes-$(word 1,$(subst ., ,$(*:v%=%))).$(word 2,$(subst ., ,$*)) && \
-		flock $(BIN)/.kubernetes-build.lock sh -c 'test -x $@ || CGO_ENABLED=0 go build -trimpath \
-		-ldflags "$(call k8s_ldflags,$*)" -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver && mv $@.tmp $@'
+		flock $(TOOLS)/.kubernetes-build.lock sh -c 'test -x $@ || { CGO_ENABLED=0 go build -trimpath \
+		-ldflags "$(call k8s_ldflags,$*)" -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver && mv $@.tmp $@; }'
 
 .PHONY: apiservers
-apiservers: $(COMPAT_APISERVERS) ## Build the version matrix's kube-apiservers (COMPAT_VERSIONS but K8S_VERSION, which testbin builds) into bin/, one at a time, cached by version.
+apiservers: $(COMPAT_APISERVERS) ## Build the version matrix's kube-apiservers (COMPAT_VERSIONS but K8S_VERSION, which testbin builds) into the tool cache, one at a time, cached by version.
 
 # kube-apiserver alone, for `make demo` (the grouped build above also
 # compiles the node): into the same path, so a later testbin builds only
 # the node, and a demo after testbin builds nothing.
 .PHONY: kube-apiserver
-kube-apiserver: ## Build kube-apiserver alone into bin/ (what `make demo` needs; testbin builds it with the node).
+kube-apiserver: ## Build kube-apiserver alone into the tool cache (what `make demo` needs; testbin builds it with the node).
 	@test -x $(APISERVER) || { echo ">> building kube-apiserver $(K8S_VERSION) alone (cold: ~4-10 min on 2 cores)" && $(call k8s_build,kube-apiserver); }
 
 $(KUBECTL):
@@ -114,25 +134,20 @@ $(KUBECTL):
 	$(call k8s_build,kubectl)
 
 $(OPERATOR_CRDS):
-	@echo ">> generating the Prometheus Operator CRDs $(OPERATOR_VERSION) with controller-gen"
-	cd hack/tools/operator-crds && go tool controller-gen \
-		crd:crdVersions=v1,maxDescLen=0,allowDangerousTypes=true \
+	$(call tool_build,the Prometheus Operator CRDs $(OPERATOR_VERSION) with controller-gen,cd hack/tools/operator-crds && rm -rf $@.tmp && go tool controller-gen \
+		crd:crdVersions=v1$(,)maxDescLen=0$(,)allowDangerousTypes=true \
 		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 \
-		output:crd:dir=$@.tmp
-	mv $@.tmp $@
+		output:crd:dir=$@.tmp)
 
 $(ETCD):
-	@echo ">> building etcd $(ETCD_VERSION) (cold: ~1-3 min on 2 cores)"
-	cd hack/tools/etcd && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ go.etcd.io/etcd/server/v3
+	$(call tool_build,etcd $(ETCD_VERSION) (cold: ~1-3 min on 2 cores),cd hack/tools/etcd && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@.tmp go.etcd.io/etcd/server/v3)
 
 $(HELM):
-	@echo ">> building helm $(HELM_VERSION)"
-	cd hack/tools/helm && CGO_ENABLED=0 go build -trimpath -o $@ \
-		-ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) $(HELM_KUBE_VERSION_FLAGS)" helm.sh/helm/v3/cmd/helm
+	$(call tool_build,helm $(HELM_VERSION),cd hack/tools/helm && CGO_ENABLED=0 go build -trimpath -o $@.tmp \
+		-ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) $(HELM_KUBE_VERSION_FLAGS)" helm.sh/helm/v3/cmd/helm)
 
 $(STATICCHECK):
-	@echo ">> building staticcheck $(STATICCHECK_VERSION)"
-	cd hack/tools/staticcheck && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ honnef.co/go/tools/cmd/staticcheck
+	$(call tool_build,staticcheck $(STATICCHECK_VERSION),cd hack/tools/staticcheck && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@.tmp honnef.co/go/tools/cmd/staticcheck)
 
 .PHONY: deps
 deps: ## Install the Debian packages the tests use (promtool, prometheus, alertmanager) when missing.
@@ -145,26 +160,21 @@ deps: ## Install the Debian packages the tests use (promtool, prometheus, alertm
 # Only the kubernetes and file/static discovery compiled in: the other
 # mechanisms' cloud SDKs would double the build.
 $(PROMETHEUS):
-	@echo ">> building prometheus $(PROMETHEUS_VERSION) with Kubernetes service discovery"
-	cd hack/tools/prometheus && CGO_ENABLED=0 go build -trimpath -tags remove_all_sd,enable_kubernetes_sd \
+	$(call tool_build,prometheus $(PROMETHEUS_VERSION) with Kubernetes service discovery,cd hack/tools/prometheus && CGO_ENABLED=0 go build -trimpath -tags remove_all_sd$(,)enable_kubernetes_sd \
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)" \
-		-o $@ github.com/prometheus/prometheus/cmd/prometheus
+		-o $@.tmp github.com/prometheus/prometheus/cmd/prometheus)
 
 .PHONY: thanos
-thanos: $(THANOS) ## Build Thanos (sidecar, query) for the fleet test into bin/ (part of testbin; CI starts it first, beside everything else).
+thanos: $(THANOS) ## Build Thanos (sidecar, query) for the fleet test (make test-soak) into the tool cache.
 
 # hack/tools/thanos repeats Thanos' replace directives (only the main
 # module's apply). Tags as Thanos' own release build (.promu.yml): without
 # slicelabels its gRPC codec computes garbage sizes for label sets and the
-# sidecar panics on Query's first Info call. Two makes may build it at once (CI starts `make thanos`
-# beside `make testbin`): the lock makes the second wait and find it built.
+# sidecar panics on Query's first Info call.
 $(THANOS):
-	@mkdir -p $(dir $@)
-	flock $(dir $@).lock sh -c 'test -x $@ || { \
-		echo ">> building thanos $(THANOS_VERSION) (cold: ~8 min on 2 cores)"; \
-		cd hack/tools/thanos && CGO_ENABLED=0 go build -trimpath -tags netgo,slicelabels \
+	$(call tool_build,thanos $(THANOS_VERSION) (cold: ~8 min on 2 cores),cd hack/tools/thanos && CGO_ENABLED=0 go build -trimpath -tags netgo$(,)slicelabels \
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(THANOS_VERSION:v%=%)" \
-		-o $@.tmp github.com/thanos-io/thanos/cmd/thanos && mv $@.tmp $@; }'
+		-o $@.tmp github.com/thanos-io/thanos/cmd/thanos)
 
 .PHONY: cluster-deps
 cluster-deps: ## Install the Debian packages the real cluster runs (containerd, runc, CNI plugins, iptables, nftables) when missing.
@@ -176,10 +186,8 @@ cluster-deps: ## Install the Debian packages the real cluster runs (containerd, 
 	fi
 
 .PHONY: test
-test: deps cluster-deps testbin cc ## Run every test against the real control plane, cluster, Prometheus and helm (the README's test command); pkg/ (in-process informers on a real API server) and the simulation's race budget again under -race.
-	go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) ./...
-	go test $(INTEGRATION) -race -count=1 -timeout $(TEST_TIMEOUT) ./pkg/...
-	go test -race -count=1 -run '^TestRandomHistories$$' ./test/sim
+test: deps cluster-deps testbin release-bins cc ## The gate (the README's test command, what CI runs after verify; ~25 min on 2 cores): the release dry run and the fast tier under -race, then every real-component test in its gate form beside the simulation's budget, its race budget and pkg/ on a real API server under -race; a table of the stages last (hack/test-gate.sh).
+	BIN=$(BIN) TEST_TIMEOUT=$(TEST_TIMEOUT) SIM_PAGE_TESTS='$(SIM_PAGE_TESTS)' hack/test-gate.sh
 
 # -race needs cgo, so a C compiler (the machine image has gcc; a bare one
 # may not).
@@ -214,44 +222,42 @@ test-sim: ## The simulation at length, on both cores: SIM_HISTORIES random histo
 	@mkdir -p $(BIN)
 	hack/test-sim.sh $(BIN) $(SIM_HISTORIES) $(SIM_DURATION) $(SIM_PAGES) $(SIM_PAGE_DURATION) $(SIM_SEED)
 
-.PHONY: test-busy
-test-busy: deps testbin ## Run the busy-cluster test at its full length: 200 writes/s to ConfigMaps, idle resources, etcd progress notifications every 10 min and every 5 s, a 10-minute window with no page, then stalled watches that must page (about 20 min).
-	RVSYNC_BUSY_WINDOW=10m RVSYNC_BUSY_PROGRESS=10m,5s go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBusyCluster$$' -v ./test/e2e
+# The soak: what the gate shortens, at full length (RVSYNC_SOAK=1,
+# testenv.Soak): the busy cluster's 10-minute window on both progress-notify
+# intervals, the HA control plane (three API servers: busy, one stalled
+# cache, a rolling restart), the fleet behind Thanos, and the version
+# matrix. Not in CI: run it before resolving an issue that changes a
+# signal, a rule or the chart.
+SOAK_TESTS ?= ^(TestHA|TestHABusyCluster|TestFleet)$$
+
+.PHONY: test-soak
+test-soak: deps cluster-deps testbin thanos apiservers ## The soaks, not in CI (~2.5 h on 2 cores): the HA control plane and the fleet on the newest kube-apiserver, then the version matrix (test-compat) at soak length; logs in bin/soak/.
+	@mkdir -p $(BIN)/soak
+	set -o pipefail; RVSYNC_SOAK=1 go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(SOAK_TESTS)' -v ./test/e2e 2>&1 \
+		| tee $(BIN)/soak/e2e.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)'
+	RVSYNC_SOAK=1 $(MAKE) --no-print-directory test-compat
 
 # The tests that exercise the API server's behaviour, run per version by
-# test-compat: a stalled watch, a slow API server, restarts and 410s, a busy
-# cluster on both progress-notify intervals, restores, etcd leader changes,
-# the canary, the whole chain to Alertmanager and the HA control plane
-# (COMPAT_HA= leaves the HA tests out, COMPAT_E2E= the 10-minute chain test:
-# CI runs the oldest version without them, ~15 minutes shorter; make test
-# runs them on the newest).
-COMPAT_HA ?= |TestHA.*
-COMPAT_E2E ?= |TestEndToEnd
-COMPAT_TESTS ?= ^(TestSteadyChurn|TestStalledWatch|TestListLatency|TestCompactionExpiresWatch|TestWatchConnectionReset|TestCanaryMeasuresWatchDelay|TestCanaryLostOnStall|TestHeadProbeRefusedWhileWatchesStream|TestEtcdRestoreUnderARunningAPIServer|TestBusyCluster|TestEtcdLeaderChanges$(COMPAT_E2E)$(COMPAT_HA))$$
-COMPAT_BUSY_PROGRESS ?= 10m,5s
-
-.PHONY: test-ha
-test-ha: deps testbin ## Run the HA control-plane tests at full length: three kube-apiservers behind a round-robin TCP balancer, the busy cluster for 10 minutes, one server's watch streams frozen, a rolling restart, clients forced onto different servers (about 25 min).
-	RVSYNC_BUSY_WINDOW=10m go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestHA|TestHABusyCluster)$$' -v ./test/e2e
+# test-compat: a stalled watch, a slow API server, restarts and 410s, the
+# model's conformance, a busy cluster, restores, etcd leader changes, the
+# canary and the whole chain to Alertmanager (in the soak: the busy cluster
+# on both progress-notify intervals for 10 minutes).
+COMPAT_TESTS ?= ^(TestSteadyChurn|TestStalledWatch|TestListLatency|TestCompactionExpiresWatch|TestWatchConnectionReset|TestCanaryMeasuresWatchDelay|TestCanaryLostOnStall|TestHeadProbeRefusedWhileWatchesStream|TestEtcdRestoreUnderARunningAPIServer|TestConformance|TestBusyCluster|TestEtcdLeaderChanges|TestEndToEnd)$$
 
 .PHONY: test-compat
-test-compat: deps testbin apiservers ## Run the server-behaviour tests against every kube-apiserver of COMPAT_VERSIONS (1.34-1.37), one version after the other; logs in bin/compat/<version>.log (about 25 min per version).
+test-compat: deps testbin apiservers ## Run the server-behaviour tests against every kube-apiserver of COMPAT_VERSIONS (1.34-1.37), one version after the other; logs in bin/compat/<version>.log (about 15 min per version, 25 in the soak).
 	@mkdir -p $(BIN)/compat
 	@set -o pipefail; failed=""; for v in $(COMPAT_VERSIONS); do \
-		echo ">> $$($(BIN)/k8s-$$v/kube-apiserver --version): $(COMPAT_TESTS)"; \
-		RVSYNC_KUBE_APISERVER=$(BIN)/k8s-$$v/kube-apiserver RVSYNC_BUSY_PROGRESS=$(COMPAT_BUSY_PROGRESS) \
-			go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./test/e2e 2>&1 \
+		echo ">> $$($(TOOLS)/k8s-$$v/kube-apiserver --version): $(COMPAT_TESTS)"; \
+		RVSYNC_KUBE_APISERVER=$(TOOLS)/k8s-$$v/kube-apiserver \
+			go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(COMPAT_TESTS)' -v ./exporter ./test/e2e ./test/sim/conformance 2>&1 \
 			| tee $(BIN)/compat/$$v.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)' || failed="$$failed $$v"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-compat failed on:$$failed (logs in $(BIN)/compat/)" >&2; exit 1; fi
 
-.PHONY: test-fleet
-test-fleet: deps testbin ## Run only the fleet test: clusters a and b, three Prometheus with Thanos sidecars, Thanos Query, a stall in b that must page once.
-	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestFleet$$' -v ./test/e2e
-
 .PHONY: test-cluster
 test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-node cluster (helm install/upgrade/uninstall, a real pod scraped and paging).
-	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./test/e2e ./internal/cluster
+	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./test/e2e ./internal/testing/cluster
 
 IMAGE_NAME ?= rvsync.local/rvsync-slo:$(VERSION)
 
@@ -270,13 +276,13 @@ image: ## Write the exporter image as a tarball (bin/images/rvsync-slo.tar) with
 # dist/ (a snapshot: unsigned, unpublished) and tests it; the release
 # workflow (.github/workflows/release.yml) runs `make release-publish` on a
 # tag and signs what it pushed. Each tool builds in its own module under
-# hack/tools, cached in bin/ by version.
+# hack/tools, cached in the tool cache (TOOLS) by version.
 GORELEASER_VERSION ?= v2.15.1
 SYFT_VERSION       ?= v1.57.1
 ACTIONLINT_VERSION ?= v1.7.12
-GORELEASER := $(BIN)/goreleaser-$(GORELEASER_VERSION)/goreleaser
-SYFT       := $(BIN)/syft-$(SYFT_VERSION)/syft
-ACTIONLINT := $(BIN)/actionlint-$(ACTIONLINT_VERSION)/actionlint
+GORELEASER := $(TOOLS)/goreleaser-$(GORELEASER_VERSION)/goreleaser
+SYFT       := $(TOOLS)/syft-$(SYFT_VERSION)/syft
+ACTIONLINT := $(TOOLS)/actionlint-$(ACTIONLINT_VERSION)/actionlint
 IMAGE_TOOL := $(CURDIR)/out/image
 RELEASE_DIR     := $(CURDIR)/dist
 RELEASE_VERSION ?= $(shell sed -n 's/^version: *//p' charts/rvsync-slo/Chart.yaml)
@@ -287,16 +293,13 @@ export RVSYNC_RELEASE_DIR := $(RELEASE_DIR)
 release_env = PATH="$(dir $(SYFT)):$$PATH" RVSYNC_VERSION=$(RELEASE_VERSION) RVSYNC_REVISION=$(REVISION) RVSYNC_IMAGE_TOOL=$(IMAGE_TOOL) RVSYNC_IMAGE_REPO=$(RELEASE_IMAGE)
 
 $(GORELEASER):
-	@echo ">> building goreleaser $(GORELEASER_VERSION)"
-	cd hack/tools/goreleaser && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(GORELEASER_VERSION:v%=%)" -o $@ github.com/goreleaser/goreleaser/v2
+	$(call tool_build,goreleaser $(GORELEASER_VERSION),cd hack/tools/goreleaser && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(GORELEASER_VERSION:v%=%)" -o $@.tmp github.com/goreleaser/goreleaser/v2)
 
 $(SYFT):
-	@echo ">> building syft $(SYFT_VERSION)"
-	cd hack/tools/syft && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(SYFT_VERSION:v%=%)" -o $@ github.com/anchore/syft/cmd/syft
+	$(call tool_build,syft $(SYFT_VERSION),cd hack/tools/syft && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(SYFT_VERSION:v%=%)" -o $@.tmp github.com/anchore/syft/cmd/syft)
 
 $(ACTIONLINT):
-	@echo ">> building actionlint $(ACTIONLINT_VERSION)"
-	cd hack/tools/actionlint && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ github.com/rhysd/actionlint/cmd/actionlint
+	$(call tool_build,actionlint $(ACTIONLINT_VERSION),cd hack/tools/actionlint && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@.tmp github.com/rhysd/actionlint/cmd/actionlint)
 
 # goreleaser and syft alone (CI builds them beside the control plane).
 .PHONY: release-bins
@@ -391,6 +394,10 @@ bench: testbin ## Exporter vs a plain metadata informer (and kube-state-metrics 
 bench-large: ## `make bench` at 500,000 objects (~30 min on 2 cores; needs ~8 GiB free), without the idle API-server phase.
 	$(MAKE) bench BENCH_OBJECTS=500000 BENCH_FLAGS="-scale-window 0 $(BENCH_FLAGS)"
 
+.PHONY: clean-cache
+clean-cache: ## Remove the tool cache (TOOLS: the control plane, helm, Prometheus, the release tools); the next build of each starts cold.
+	rm -rf $(TOOLS)
+
 .PHONY: clean
-clean: ## Remove built binaries (keeps the cached control plane).
+clean: ## Remove built binaries (keeps the tool cache).
 	rm -f $(BIN)/exporter $(BIN)/rvsync-gen $(BIN)/exporter-test

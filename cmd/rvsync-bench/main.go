@@ -1,6 +1,6 @@
 // Command rvsync-bench is `make bench`: it measures the exporter against a
 // plain client-go metadata informer (cmd/rvsync-baseline) on the same
-// stream of changes, on a real control plane from bin/.
+// stream of changes, on a real control plane from the tool cache.
 //
 // It creates N objects (ConfigMaps, Secrets and a custom resource, with
 // realistic metadata, in several namespaces), then runs each program in
@@ -123,7 +123,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
-	logf("starting etcd and kube-apiserver from bin/")
+	logf("starting etcd and kube-apiserver from the tool cache")
 	// etcd's default 2 GiB quota is too small for 500,000 objects and
 	// their history between compactions
 	env, err := controlplane.Start(controlplane.Options{EtcdArgs: map[string]string{"quota-backend-bytes": strconv.Itoa(8 << 30)}})

@@ -179,7 +179,7 @@ func (d *demo) start(ctx context.Context) error {
 // the proxy).
 func (d *demo) startControlPlane(ctx context.Context) (*rest.Config, error) {
 	t := time.Now()
-	d.printf(">> starting etcd and kube-apiserver from bin/")
+	d.printf(">> starting etcd and kube-apiserver from the tool cache")
 	var err error
 	if d.env, err = controlplane.Start(controlplane.Options{LogDir: d.logDir}); err != nil {
 		return nil, err

@@ -1,5 +1,5 @@
 // Command rvsync-demo is `make demo`: the whole rvsync-slo stack on this
-// machine. It starts etcd and kube-apiserver from bin/, a workload that
+// machine. It starts etcd and kube-apiserver from the tool cache, a workload that
 // writes ConfigMaps and Deployments, the exporter, a real Prometheus
 // loading the chart's rules and a real Alertmanager routing them as
 // docs/alertmanager.yaml does to the demo's own receiver, and prints a live

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/chart"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 )
 
 // demoRun is a running demo process and the lines it printed.
@@ -190,6 +191,87 @@ var (
 	summary       = regexp.MustCompile(`pages: (\d+) alerts fired, (\d+) resolved`)
 )
 
+// startScripted runs the demo as `make demo` does with one scripted fault,
+// on free ports, and waits until every informer synced and the fault began;
+// it returns the demo and when the fault began.
+func startScripted(t *testing.T, fault string) (*demoRun, time.Time) {
+	t.Helper()
+	for _, c := range []string{prometheusCommand, alertmanagerCommand} {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Fatalf("%s not found: install the Debian packages prometheus and prometheus-alertmanager (make deps)", c)
+		}
+	}
+	r := startDemo(t, "--duration=25m", "--every=10s", "--fault="+fault,
+		"--listen-address=127.0.0.1:0", "--prometheus-address=127.0.0.1:0", "--alertmanager-address=127.0.0.1:0",
+		"--log-dir="+t.TempDir())
+	r.next(firstTable, 6*time.Minute, "the first table")
+	r.next(synced, 3*time.Minute, "every informer synced")
+	r.next(stalled, time.Minute, "the stall")
+	return r, time.Now()
+}
+
+// recovered reads tables until the configmaps row is silent no more.
+func (r *demoRun) recovered() {
+	r.t.Helper()
+	r.next(tableHead, time.Minute, "a table after the stall")
+	for {
+		line := r.next(configmapsRow, 30*time.Second, "the configmaps row")[0]
+		rw, _ := parseRow(line, "configmaps")
+		if s := seconds(rw.silence); s >= 0 && s < 30 {
+			return
+		}
+		r.next(tableHead, time.Minute, "a table after the stall")
+	}
+}
+
+// TestScriptedShortStall is the gate's form of TestScriptedStall: the demo
+// as `make demo` runs it, scripted, its informers' connection stalled for
+// 45s. The table must show the stall as it happens (silence and the
+// staleness of configmaps growing with it: at least 30s of each by the
+// release, the stall's own length being the truth), recover after the
+// release, and the demo stop cleanly on Ctrl-C, leaving no process behind.
+// That a stall pages through the demo's Prometheus and Alertmanager takes
+// over five minutes of real windows: the soak runs it (TestScriptedStall),
+// and the gate proves the same chain with scaled windows (test/e2e's
+// TestEndToEnd).
+func TestScriptedShortStall(t *testing.T) {
+	t.Parallel()
+	const stall = 45 * time.Second
+	r, stallAt := startScripted(t, "stall@15s+"+stall.String())
+	var maxSilence, maxStaleness float64
+stall:
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("the demo ended during the stall; stderr: %s\noutput:\n%s", r.stderr.String(), r.dump())
+			}
+			if rw, ok := parseRow(line, "configmaps"); ok {
+				maxSilence = max(maxSilence, seconds(rw.silence))
+				maxStaleness = max(maxStaleness, seconds(rw.staleness))
+			}
+			if released.MatchString(line) {
+				t.Logf("released %v after the stall began: %s", time.Since(stallAt).Round(time.Second), line)
+				break stall
+			}
+		case <-time.After(time.Until(stallAt.Add(stall + 2*time.Minute))):
+			t.Fatalf("the stall of %v did not end within 2 minutes of its length; output:\n%s", stall, r.dump())
+		}
+	}
+	// the table every 10s: by the release it showed the stall for at
+	// least 30 of its 45s
+	if maxSilence < 30 {
+		t.Errorf("the table's silence of configmaps reached %vs during a stall of %v", maxSilence, stall)
+	}
+	if maxStaleness < 30 {
+		t.Errorf("the table's staleness of configmaps reached %vs during a stall of %v", maxStaleness, stall)
+	}
+	r.recovered()
+	if err := r.stop(3 * time.Minute); err != nil {
+		t.Errorf("stop: %v; stderr: %s", err, r.stderr.String())
+	}
+}
+
 // TestScriptedStall runs the demo as `make demo` does, scripted: once every
 // informer has synced the informers' connection stalls until a page
 // arrives. The demo's own output must show the stall in the table
@@ -197,22 +279,12 @@ var (
 // RvsyncWatchStalled page reaching its receiver no sooner than the alert's
 // `for` and the routing's group wait allow, the page resolving after the
 // release, the table recovering, and a clean stop on Ctrl-C that leaves no
-// process behind.
+// process behind. A soak (make test-soak): the gate runs
+// TestScriptedShortStall.
 func TestScriptedStall(t *testing.T) {
+	testenv.RequireSoak(t, "TestScriptedShortStall, and test/e2e's TestEndToEnd for the page")
 	t.Parallel()
-	for _, c := range []string{prometheusCommand, alertmanagerCommand} {
-		if _, err := exec.LookPath(c); err != nil {
-			t.Fatalf("%s not found: install the Debian packages prometheus and prometheus-alertmanager (make deps)", c)
-		}
-	}
-	r := startDemo(t, "--duration=25m", "--every=10s", "--fault=stall@15s+page",
-		"--listen-address=127.0.0.1:0", "--prometheus-address=127.0.0.1:0", "--alertmanager-address=127.0.0.1:0",
-		"--log-dir="+t.TempDir())
-
-	r.next(firstTable, 6*time.Minute, "the first table")
-	r.next(synced, 3*time.Minute, "every informer synced")
-	r.next(stalled, time.Minute, "the stall")
-	stallAt := time.Now()
+	r, stallAt := startScripted(t, "stall@15s+page")
 
 	// During the stall: read tables until the page arrives.
 	var maxSilence, maxStaleness float64
@@ -266,16 +338,8 @@ func TestScriptedStall(t *testing.T) {
 	r.next(released, time.Minute, "the release on the page")
 	res := r.next(resolved, 5*time.Minute, "the page resolved")
 	t.Logf("resolved %s after the release: %s", res[2], res[1])
-	// The table recovers: the next table's configmaps row is silent no more.
-	r.next(tableHead, time.Minute, "a table after the resolution")
-	for {
-		line := r.next(configmapsRow, 30*time.Second, "the configmaps row")[0]
-		rw, _ := parseRow(line, "configmaps")
-		if s := seconds(rw.silence); s >= 0 && s < 30 {
-			break
-		}
-		r.next(tableHead, time.Minute, "a table after the resolution")
-	}
+	// The table recovers: a later table's configmaps row is silent no more.
+	r.recovered()
 
 	if err := r.stop(3 * time.Minute); err != nil {
 		t.Errorf("stop: %v; stderr: %s", err, r.stderr.String())

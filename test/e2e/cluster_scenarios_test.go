@@ -588,7 +588,15 @@ func (s *clusterSuite) paging(t *testing.T) {
 	w0 := before.Sum(metricCanaryWrites, map[string]string{labelResult: resultSuccess})
 	w1 := during.Sum(metricCanaryWrites, map[string]string{labelResult: resultSuccess})
 	stale, _ := during.Value(metricStaleness, map[string]string{labelResource: "configmaps"})
-	t.Logf("during the stall: %v canary writes succeeded, configmaps staleness %vs", w1-w0, stale)
+	period, _ := during.Value(catalog.WatchBookmarkPeriod.Name, map[string]string{labelResource: "configmaps"})
+	// the page waits for silence above max(3 bookmark periods, the
+	// threshold) held for stalledFor: the period the exporter measured
+	// sets how long that is
+	t.Logf("during the stall: %v canary writes succeeded, configmaps staleness %vs, bookmark period %vs", w1-w0, stale, period)
+	configMaps := fmt.Sprintf(`{%s=%q}`, labelResource, "configmaps")
+	for _, m := range []string{catalog.WatchSilence.Name, catalog.WatchBookmarkPeriod.Name} {
+		t.Logf("%s%s from the stall to the page:\n%s", m, configMaps, prom.describeRange(m+configMaps, promv1.Range{Start: stalled, End: time.Now(), Step: 30 * time.Second}))
+	}
 	if w1 <= w0 {
 		t.Error("no canary write succeeded during the stall: the proxy stalled more than watches")
 	}

@@ -74,8 +74,12 @@ type clusterSuite struct {
 
 // TestCluster is what the user does: helm install the chart into a real
 // cluster (images imported, never pulled), load it, upgrade, shard,
-// scrape it with Prometheus and page through Alertmanager, uninstall.
+// scrape it with Prometheus and page through Alertmanager, uninstall. It
+// runs beside the other suites (one such cluster per machine: the
+// cluster's host lock keeps others, such as internal/testing/cluster's own
+// test in another process, waiting).
 func TestCluster(t *testing.T) {
+	t.Parallel()
 	s := startClusterSuite(t)
 	t.Run("install", s.install)
 	t.Run("ha_api_servers_rolling_restart_through_the_service", s.haRollingRestart)

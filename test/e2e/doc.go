@@ -2,7 +2,7 @@
 // "receive Alertmanager pages when informer caches fall behind", with every
 // part real and on loopback.
 //
-// One control plane (etcd and kube-apiserver from bin/), a workload writing
+// One control plane (etcd and kube-apiserver from the tool cache), a workload writing
 // ConfigMaps and converging Deployments, the exporter configured and
 // authorized as the Helm chart would (config and RBAC rendered from the
 // chart's values, a process acting as the chart's ServiceAccount, its

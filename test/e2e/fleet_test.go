@@ -66,8 +66,12 @@ type fleet struct {
 // a Thanos sidecar per Prometheus and one Query deduplicating on replica.
 // It proves that Query counts every series once, that a watch stalled in
 // b pages once, naming b, while a stays silent, and that every dashboard
-// query answers from Query for each cluster and for the fleet.
+// query answers from Query for each cluster and for the fleet. A soak
+// (make test-soak); the gate proves the cluster label and the selector in
+// every rule and query (alerts' and dashboards' unit tests) and the chart's
+// multi-cluster values (test/chart).
 func TestFleet(t *testing.T) {
+	testenv.RequireSoak(t, "the cluster label in every rule and query (alerts, dashboards unit tests)")
 	thanos, err := testenv.Binary(envThanos, "thanos-*/thanos")
 	if err != nil {
 		t.Fatal(err)

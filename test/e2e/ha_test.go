@@ -36,8 +36,10 @@ const haServers = 3
 // control plane: three kube-apiservers on one etcd behind the round-robin
 // balancer, which the exporters, the workload's 200 writes/s and the stall
 // proxy all go through. No page, idle RV lag 0, and the stalled watches
-// page within the README's bound. `make test-ha` runs its 10-minute window.
+// page within the README's bound. A soak (make test-soak, 10-minute window);
+// the gate's proof of the busy cluster is TestBusyCluster.
 func TestHABusyCluster(t *testing.T) {
+	testenv.RequireSoak(t, "TestBusyCluster (one API server)")
 	t.Parallel()
 	runBusy(t, testenv.Options{APIServers: haServers, EtcdArgs: map[string]string{"watch-progress-notify-interval": "10m"}})
 }
@@ -50,8 +52,11 @@ func TestHABusyCluster(t *testing.T) {
 // carry the scenario as their cluster) and judges them against what the
 // test itself knows: which watches a stalled server holds (the stall
 // proxy's open watches), which lists the exporter made (the API servers'
-// audit logs), where each client was sent.
+// audit logs), where each client was sent. A soak (make test-soak); the
+// gate's proof of several API servers is TestCluster's rolling restart of
+// three through the kubernetes Service.
 func TestHA(t *testing.T) {
+	testenv.RequireSoak(t, "TestCluster/ha_api_servers_rolling_restart_through_the_service")
 	t.Parallel() // beside the other suites, on a stack of its own
 	h := startHAStack(t)
 	t.Run("one_server_watch_cache_stalls", h.serverStall)

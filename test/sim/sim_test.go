@@ -69,7 +69,7 @@ func TestRandomHistories(t *testing.T) {
 		if len(chk.Violations) > 0 {
 			failed++
 			if failed <= 5 {
-				t.Errorf("seed %d: %d violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./internal/sim -sim.one=%d -sim.duration=%v (add -sim.shrink for a corpus entry, -sim.runs=20 if one run passes)", seed, len(chk.Violations), chk.Violations[0], h, seed, longestHistory)
+				t.Errorf("seed %d: %d violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./test/sim -sim.one=%d -sim.duration=%v (add -sim.shrink for a corpus entry, -sim.runs=20 if one run passes)", seed, len(chk.Violations), chk.Violations[0], h, seed, longestHistory)
 				for _, v := range chk.Violations[1:min(5, len(chk.Violations))] {
 					t.Logf("  %v", v)
 				}
@@ -134,7 +134,7 @@ func TestRandomPages(t *testing.T) {
 				t.Errorf("seed %d: %d page violations, first: %v", seed, len(vs), vs[0])
 				continue
 			}
-			t.Errorf("seed %d: %d page violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./internal/sim -sim.one=%d -sim.duration=%v -sim.rules=30s", seed, len(vs), vs[0], h, seed, *pageDuration)
+			t.Errorf("seed %d: %d page violations, first: %v\nhistory: %#v\ntrace it: go test -run TestSeed ./test/sim -sim.one=%d -sim.duration=%v -sim.rules=30s", seed, len(vs), vs[0], h, seed, *pageDuration)
 			for _, v := range vs[1:min(5, len(vs))] {
 				t.Logf("  %v", v)
 			}

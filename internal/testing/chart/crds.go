@@ -33,7 +33,7 @@ var RestrictedNamespaceLabels = map[string]string{
 // to the cluster of cfg, as a cluster running the Prometheus Operator has
 // them (the chart at its defaults creates both kinds), and waits until
 // they are served. The manifests are $RVSYNC_OPERATOR_CRDS, else the
-// newest bin/prometheus-operator-*/crds, which `make testbin` generates
+// newest prometheus-operator-*/crds of the tool cache, which `make testbin` generates
 // from the operator's API types.
 func InstallOperatorCRDs(ctx context.Context, cfg *rest.Config) error {
 	dir, err := process.Binary(EnvOperatorCRDs, "prometheus-operator-*/crds")

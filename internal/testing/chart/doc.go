@@ -5,5 +5,5 @@
 // and applied to a real API server with strict field validation.
 //
 // The helm binary is $RVSYNC_HELM (set by the Makefile), else the newest
-// bin/helm-*/helm of the repository (`make testbin` builds it).
+// helm-*/helm of the tool cache (`make testbin` builds it).
 package chart

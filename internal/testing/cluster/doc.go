@@ -1,7 +1,7 @@
 // Package cluster starts a real single-node Kubernetes cluster on this
 // machine for tests and `make cluster`: etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler and kube-proxy built from source
-// into bin/ (`make testbin`), containerd and runc from Debian with a CNI
+// into the tool cache (`make testbin`), containerd and runc from Debian with a CNI
 // bridge whose pod IPs the host reaches, and kubelet. Images come from
 // tarballs imported into containerd (BuildImage), never from a registry.
 //

@@ -5,8 +5,8 @@ import (
 )
 
 // Environment variables that name the control-plane binaries; the Makefile
-// sets them to the versions it builds. Without them, the newest build under
-// the repository's bin/ is used.
+// sets them to the versions it builds. Without them, the newest build in
+// the tool cache is used (process.ToolDir).
 const (
 	EnvKubeAPIServer = "RVSYNC_KUBE_APISERVER"
 	EnvEtcd          = "RVSYNC_ETCD"

@@ -1,6 +1,6 @@
 // Package controlplane starts a real Kubernetes control plane on loopback
 // for tests, the demo and the benchmark: etcd (one member or a cluster) and
-// kube-apiserver built from source into bin/ by `make testbin`, run by
+// kube-apiserver built from source into the tool cache by `make testbin`, run by
 // controller-runtime's envtest, with the controls the fault tests need
 // (restart, snapshot and restore of etcd, leader changes) and a TCP fault
 // proxy in front of the API server. It does not import testing; the test

@@ -115,7 +115,7 @@ func WaitFor(t testing.TB, timeout time.Duration, msg string, cond func() (bool,
 // was built without the integration build tag: such a test belongs in a file
 // that begins with //go:build integration, which `make test` builds (go test
 // -tags integration) and `make test-unit` does not, so that the fast tier
-// runs without bin/ and a test in the wrong tier is loud instead of
+// runs without the built tools and a test in the wrong tier is loud instead of
 // silently skipped. StartT, StartExporterT and Command call it.
 func RequireIntegration(t testing.TB, needs string) {
 	t.Helper()

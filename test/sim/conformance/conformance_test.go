@@ -112,7 +112,7 @@ func TestModelMatchesRecording(t *testing.T) {
 		t.Run(script.Name, func(t *testing.T) {
 			data, err := os.ReadFile(recording(script.Name))
 			if err != nil {
-				t.Fatalf("%v (record it: go test -tags integration -run TestConformance ./internal/sim/conformance -update)", err)
+				t.Fatalf("%v (record it: go test -tags integration -run TestConformance ./test/sim/conformance -update)", err)
 			}
 			real, err := ParseRecord(script, data)
 			if err != nil {
