@@ -69,7 +69,14 @@ func newGatedStore(t *testing.T) *gatedStore {
 	t.Cleanup(cancel)
 	go g.inf.RunWithContext(ctx)
 	testenv.WaitFor(t, 30*time.Second, "informer synced", func() (bool, error) { return g.inf.HasSynced(), nil })
-	g.waitQueue(0) // the list's end
+	// the list's end applied: synced says the store holds the list, not
+	// that the monitor has drained it (an empty queue before the list end
+	// was pushed would say nothing)
+	testenv.WaitFor(t, 30*time.Second, "the list's end applied at RV 100", func() (bool, error) {
+		g.mon.drainStores()
+		sn := g.snap()
+		return sn.InformerRV == 100 && sn.QueueDepth == 0, nil
+	})
 	return g
 }
 
