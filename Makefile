@@ -254,12 +254,15 @@ test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-n
 	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./test/e2e ./internal/cluster
 
 IMAGE_NAME ?= rvsync.local/rvsync-slo:$(VERSION)
+# The OCI labels of the image, as the release's (.goreleaser.yaml).
+IMAGE_LABELS = $(addprefix -label org.opencontainers.image.,title=rvsync-slo source=https://github.com/rvsync-slo/rvsync-slo \
+	version=$(VERSION) revision=$(REVISION) licenses=Apache-2.0)
 
 .PHONY: image
 image: ## Write the exporter image as a tarball (bin/images/rvsync-slo.tar) without a registry or Docker: for ctr/docker load/kind load image-archive.
 	mkdir -p $(BIN)/images
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/images/exporter ./cmd/exporter
-	cd hack/tools/image && go run . -binary $(BIN)/images/exporter -name $(IMAGE_NAME) -expose 8080/tcp -out $(BIN)/images/rvsync-slo.tar
+	cd hack/tools/image && go run . -binary $(BIN)/images/exporter -name $(IMAGE_NAME) -expose 8080/tcp $(IMAGE_LABELS) -out $(BIN)/images/rvsync-slo.tar
 	@echo ">> $(BIN)/images/rvsync-slo.tar is $(IMAGE_NAME)"
 
 # Releases. GoReleaser (.goreleaser.yaml) builds the exporter for
@@ -343,8 +346,12 @@ generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart R
 DEV_COMMANDS := rvsync-demo rvsync-bench rvsync-cluster rvsync-baseline
 
 .PHONY: verify
-verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), the dependency direction and module sums (CI runs it).
+verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), no tracked file over 1 MiB, the dependency direction and module sums (CI runs it).
 	git diff --exit-code -- charts README.md docs/alertmanager.yaml || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
+	@# every clone pulls every tracked file: binaries and large outputs stay
+	@# out of git; recordings under a testdata directory are the exception
+	@big="$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 && $$2 !~ /(^|\/)testdata\//')"; \
+		test -z "$$big" || { echo "$$big"; echo "tracked files over 1 MiB (above): keep them out of git (.gitignore)" >&2; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard -- charts docs)" || (git ls-files --others --exclude-standard -- charts docs; echo "new generated files are not tracked: git add them" >&2; exit 1)
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet ./...

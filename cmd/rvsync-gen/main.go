@@ -1,8 +1,8 @@
 // Command rvsync-gen writes the generated artifacts of rvsync-slo. Without
 // flags (`make generate`) it regenerates what the repository commits: the
 // chart's rule template (alerts.RenderHelmTemplate) and dashboards, the
-// chart's README (its values table from values.yaml) and the README's
-// metric table; CI fails when they drift. With --spec it writes
+// chart's README (its values table from values.yaml), its copy of LICENSE
+// and the README's metric table; CI fails when they drift. With --spec it writes
 // the rule file and dashboards of your own SLO spec into --out instead.
 package main
 
@@ -110,6 +110,14 @@ func writeChart(out, readmePath string) error {
 	}
 	chartDir := filepath.Dir(filepath.Clean(out))
 	if err := readme.UpdateChartReadme(filepath.Join(chartDir, "values.yaml"), filepath.Join(chartDir, "README.md")); err != nil {
+		return err
+	}
+	// the packaged chart carries the project's license (LICENSE beside it)
+	license, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(chartDir)), "LICENSE"))
+	if err != nil {
+		return err
+	}
+	if err := write(filepath.Join(chartDir, "LICENSE"), license); err != nil {
 		return err
 	}
 	if readmePath == "" {
