@@ -280,6 +280,10 @@ ACTIONLINT_VERSION ?= v1.7.12
 GORELEASER := $(BIN)/goreleaser-$(GORELEASER_VERSION)/goreleaser
 SYFT       := $(BIN)/syft-$(SYFT_VERSION)/syft
 ACTIONLINT := $(BIN)/actionlint-$(ACTIONLINT_VERSION)/actionlint
+# chart-testing (ct lint, as a chart repository's CI runs it; ct.yaml).
+# v3.14.0 is the newest the Go module proxy serves here.
+CT_VERSION ?= v3.14.0
+CT := $(BIN)/ct-$(CT_VERSION)/ct
 IMAGE_TOOL := $(CURDIR)/out/image
 RELEASE_DIR     := $(CURDIR)/dist
 RELEASE_VERSION ?= $(shell sed -n 's/^version: *//p' charts/rvsync-slo/Chart.yaml)
@@ -300,6 +304,18 @@ $(SYFT):
 $(ACTIONLINT):
 	@echo ">> building actionlint $(ACTIONLINT_VERSION)"
 	cd hack/tools/actionlint && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ github.com/rhysd/actionlint/cmd/actionlint
+
+$(CT):
+	@echo ">> building chart-testing (ct) $(CT_VERSION)"
+	cd hack/tools/chart-testing && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/helm/chart-testing/v3/ct/cmd.Version=$(CT_VERSION)" -o $@ github.com/helm/chart-testing/v3/ct
+
+# ct lint runs yamllint (Debian's package) over Chart.yaml and the values
+# files, and helm from PATH: this project's, which knows Kubernetes 1.37.
+.PHONY: ct-lint
+ct-lint: $(CT) $(HELM) ## Lint the chart as chart-testing does (ct lint --config ct.yaml): helm lint and helm template of every ci/*-values.yaml, yamllint of Chart.yaml and the values files.
+	@command -v yamllint >/dev/null || { echo ">> installing Debian package yamllint (for ct lint)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq yamllint >/dev/null; }
+	PATH="$(dir $(HELM)):$$PATH" $(CT) lint --config ct.yaml
 
 # goreleaser and syft alone (CI builds them beside the control plane).
 .PHONY: release-bins
@@ -346,7 +362,7 @@ generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart R
 DEV_COMMANDS := rvsync-demo rvsync-bench rvsync-cluster rvsync-baseline
 
 .PHONY: verify
-verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), no tracked file over 1 MiB, the dependency direction and module sums (CI runs it).
+verify: generate $(STATICCHECK) $(ACTIONLINT) ct-lint ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), the chart (ct lint), no tracked file over 1 MiB, the dependency direction and module sums (CI runs it).
 	git diff --exit-code -- charts README.md docs/alertmanager.yaml || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
 	@# every clone pulls every tracked file: binaries and large outputs stay
 	@# out of git; recordings under a testdata directory are the exception
