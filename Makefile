@@ -10,6 +10,11 @@ STATICCHECK_VERSION ?= v0.8.2
 # The Prometheus Operator API whose CRDs (ServiceMonitor, PrometheusRule)
 # the test cluster serves, so the chart installs at its defaults.
 OPERATOR_VERSION ?= v0.95.2
+# The Prometheus Operator whose Alertmanager configuration generation
+# (pkg/alertmanager) the chart's AlertmanagerConfig is tested through
+# (hack/tools/operator-amconfig): v0.88.0, the newest whose
+# pkg/client module the Go module proxy serves here (v0.94.1's is not).
+OPERATOR_AMCONFIG_VERSION ?= v0.88.0
 # Prometheus with Kubernetes service discovery (Debian's is built without),
 # for the real cluster's scrape; module version v0.316.0 is Prometheus 3.16.0.
 PROMETHEUS_VERSION ?= v3.16.0
@@ -29,6 +34,7 @@ OPERATOR_CRDS := $(BIN)/prometheus-operator-$(OPERATOR_VERSION)/crds
 PROMETHEUS   := $(BIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
 ETCD         := $(BIN)/etcd-$(ETCD_VERSION)/etcd
 HELM         := $(BIN)/helm-$(HELM_VERSION)/helm
+OPERATOR_AMCONFIG := $(BIN)/operator-amconfig-$(OPERATOR_AMCONFIG_VERSION)/operator-amconfig
 # As helm's own release build: without these, `helm template` and `helm lint`
 # assume Kubernetes v1.20 (the chart requires >= 1.34); helm v3.22.0 builds
 # with client-go v0.37 (hack/tools/helm/go.mod).
@@ -50,6 +56,7 @@ export RVSYNC_KUBE_APISERVER := $(APISERVER)
 export RVSYNC_ETCD           := $(ETCD)
 export RVSYNC_HELM           := $(HELM)
 export RVSYNC_OPERATOR_CRDS  := $(OPERATOR_CRDS)
+export RVSYNC_OPERATOR_AMCONFIG := $(OPERATOR_AMCONFIG)
 export RVSYNC_PROMETHEUS     := $(PROMETHEUS)
 export RVSYNC_THANOS         := $(THANOS)
 
@@ -63,7 +70,7 @@ build: ## Build the exporter and the generator into bin/.
 	go build -o $(BIN)/rvsync-gen ./cmd/rvsync-gen
 
 .PHONY: testbin
-testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS) $(THANOS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs, Prometheus with Kubernetes discovery and Thanos from the Go module proxy into bin/ (cached by version).
+testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(OPERATOR_AMCONFIG) $(PROMETHEUS) $(THANOS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs and its Alertmanager configuration generator, Prometheus with Kubernetes discovery and Thanos from the Go module proxy into bin/ (cached by version).
 
 # Each tool builds in its own module under hack/tools so its dependencies
 # never enter the main go.mod.
@@ -120,6 +127,12 @@ $(OPERATOR_CRDS):
 		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 \
 		output:crd:dir=$@.tmp
 	mv $@.tmp $@
+
+# The operator's own code turning AlertmanagerConfigs into Alertmanager's
+# configuration (~2 min cold), for the chart's tests.
+$(OPERATOR_AMCONFIG):
+	@echo ">> building operator-amconfig (Prometheus Operator $(OPERATOR_AMCONFIG_VERSION) pkg/alertmanager)"
+	cd hack/tools/operator-amconfig && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ .
 
 $(ETCD):
 	@echo ">> building etcd $(ETCD_VERSION) (cold: ~1-3 min on 2 cores)"

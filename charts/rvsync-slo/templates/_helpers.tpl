@@ -363,12 +363,13 @@ Labels added to every alert: slo.extraLabels.
 {{- end }}
 
 {{/*
-The alerts' namespace label (slo.Spec.AlertNamespace): alerts about a
-resource carry <this>/<resource>, so kube-prometheus-stack's inhibition
-(by namespace and alertname) keeps one resource's page from muting the
-same alert's tickets of other resources; alerts about the exporter carry
-it alone. With the chart's AlertmanagerConfig every alert carries exactly
-its namespace instead: the operator routes only alerts of that namespace.
+The alerts' namespace label (slo.Spec.AlertNamespace), the same on every
+alert: the release namespace, a real namespace, so kube-prometheus-stack's
+default route (group_by namespace) makes one notification of a fault that
+hits every resource, and its inhibition (critical over warning of the same
+namespace and alertname) lets a page mute its resource's tickets. With the
+chart's AlertmanagerConfig it is that object's namespace: the operator
+routes only alerts of its namespace.
 */}}
 {{- define "rvsync-slo.alertNamespace" -}}
 {{- if include "rvsync-slo.alertmanagerConfig" . }}{{ .Values.alertmanagerConfig.namespace | default (include "rvsync-slo.namespace" .) }}
