@@ -48,7 +48,7 @@ func run(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	specFile := fs.String("spec", "", "YAML SLO spec (slo.Spec, JSON field names); writes its rule file and dashboards into --out instead of the chart's files")
 	out := fs.String("out", "charts/rvsync-slo/files", "directory receiving rules/ and dashboards/")
-	readmePath := fs.String("readme", "README.md", "README whose metric table (between the METRICS markers) is regenerated; empty to skip; ignored with --spec")
+	readmePath := fs.String("readme", "README.md", "README whose metric table and install section (between the METRICS and INSTALL markers) are regenerated; empty to skip; ignored with --spec")
 	routingPath := fs.String("alertmanager", "docs/alertmanager.yaml", "Alertmanager routing of the default alerts (alerts.RenderRouting); empty to skip; ignored with --spec")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -109,7 +109,7 @@ func writeChart(out, readmePath string) error {
 		}
 	}
 	chartDir := filepath.Dir(filepath.Clean(out))
-	if err := readme.UpdateChartReadme(filepath.Join(chartDir, "values.yaml"), filepath.Join(chartDir, "README.md")); err != nil {
+	if err := readme.UpdateChartReadme(chartDir); err != nil {
 		return err
 	}
 	// the packaged chart carries the project's license (LICENSE beside it)
@@ -123,7 +123,14 @@ func writeChart(out, readmePath string) error {
 	if readmePath == "" {
 		return nil
 	}
-	return readme.UpdateMetrics(readmePath)
+	if err := readme.UpdateMetrics(readmePath); err != nil {
+		return err
+	}
+	v, err := readme.ChartVersion(chartDir)
+	if err != nil {
+		return err
+	}
+	return readme.UpdateInstall(readmePath, v)
 }
 
 func writeDashboards(out string, spec slo.Spec) error {
