@@ -367,7 +367,7 @@ cluster: deps cluster-deps testbin $(KUBECTL) ## Start a real single-node cluste
 	go run ./cmd/rvsync-cluster -kubectl $(KUBECTL)
 
 .PHONY: generate
-generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart README and the README metric table.
+generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart README, the README's install section and the metric table (docs/metrics.md).
 	go run ./cmd/rvsync-gen
 
 # The developer commands: they drive the test rigs (a local control plane,
@@ -376,7 +376,7 @@ DEV_COMMANDS := rvsync-demo rvsync-bench rvsync-cluster rvsync-baseline
 
 .PHONY: verify
 verify: generate $(STATICCHECK) $(ACTIONLINT) ct-lint ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), the chart (ct lint), no tracked file over 1 MiB, the dependency direction and module sums (CI runs it).
-	git diff --exit-code -- charts README.md docs/alertmanager.yaml || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
+	git diff --exit-code -- charts README.md docs/alertmanager.yaml docs/metrics.md || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
 	@# every clone pulls every tracked file: binaries and large outputs stay
 	@# out of git; recordings under a testdata directory are the exception
 	@big="$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 && $$2 !~ /(^|\/)testdata\//')"; \
