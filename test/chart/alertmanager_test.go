@@ -130,7 +130,7 @@ func runAlertmanager(t *testing.T, cfg []byte) string {
 		t.Fatal(err)
 	}
 	amtool := testenv.Command(t, "amtool", "prometheus-alertmanager")
-	if out, err := exec.Command(amtool, "check-config", file).CombinedOutput(); err != nil {
+	if out, err := command(t, amtool, "check-config", file).CombinedOutput(); err != nil {
 		t.Fatalf("amtool check-config: %v\n%s\n%s", err, out, cfg)
 	}
 	addr, err := process.FreeAddr()
@@ -166,6 +166,19 @@ func runAlertmanager(t *testing.T, cfg []byte) string {
 	return url
 }
 
+// amClient talks to the test's Alertmanagers: a hung one fails the test
+// instead of hanging it.
+var amClient = &http.Client{Timeout: 30 * time.Second}
+
+// command is exec.Command of a program that should answer within a
+// minute: it is killed after that, and the test fails with its output.
+func command(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return exec.CommandContext(ctx, name, args...)
+}
+
 // postAlerts sends firing alerts with the given labels to Alertmanager,
 // as Prometheus does.
 func postAlerts(t *testing.T, amURL string, alerts []map[string]string) {
@@ -179,7 +192,7 @@ func postAlerts(t *testing.T, amURL string, alerts []map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(amURL+"/api/v2/alerts", "application/json", bytes.NewReader(b))
+	resp, err := amClient.Post(amURL+"/api/v2/alerts", "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +214,7 @@ func inhibited(t *testing.T, amURL string, n int) []string {
 		if err != nil {
 			return err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := amClient.Do(req)
 		if err != nil {
 			return err
 		}
@@ -438,7 +451,7 @@ func operatorConfig(t *testing.T, m chart.Manifests, base map[string]any) []byte
 	}
 	version := strings.TrimSpace(strings.Fields(strings.SplitN(alertmanagerVersion(t), "\n", 2)[0])[2])
 	var stderr bytes.Buffer
-	cmd := exec.Command(tool, "-base", baseFile, "-namespace", kpsNamespace, "-alertmanager-version", version, amcFile)
+	cmd := command(t, tool, "-base", baseFile, "-namespace", kpsNamespace, "-alertmanager-version", version, amcFile)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -451,7 +464,7 @@ func operatorConfig(t *testing.T, m chart.Manifests, base map[string]any) []byte
 // --version` ("alertmanager, version 0.25.0 (...)").
 func alertmanagerVersion(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(testenv.Command(t, "prometheus-alertmanager", "prometheus-alertmanager"), "--version").CombinedOutput()
+	out, err := command(t, testenv.Command(t, "prometheus-alertmanager", "prometheus-alertmanager"), "--version").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "alertmanager, version ") {
 		t.Fatalf("prometheus-alertmanager --version: %v: %s", err, out)
 	}
