@@ -21,6 +21,14 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
       -o /out/exporter ./cmd/exporter
 
 FROM gcr.io/distroless/static-debian12:nonroot
+ARG VERSION=dev
+ARG REVISION=unknown
+# the labels of the release's images (hack/tools/image -label, .goreleaser.yaml)
+LABEL org.opencontainers.image.title=rvsync-slo \
+      org.opencontainers.image.source=https://github.com/rvsync-slo/rvsync-slo \
+      org.opencontainers.image.version=${VERSION} \
+      org.opencontainers.image.revision=${REVISION} \
+      org.opencontainers.image.licenses=Apache-2.0
 COPY --from=build /out/exporter /exporter
 USER 65532:65532
 EXPOSE 8080

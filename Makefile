@@ -10,6 +10,11 @@ STATICCHECK_VERSION ?= v0.8.2
 # The Prometheus Operator API whose CRDs (ServiceMonitor, PrometheusRule)
 # the test cluster serves, so the chart installs at its defaults.
 OPERATOR_VERSION ?= v0.95.2
+# The Prometheus Operator whose Alertmanager configuration generation
+# (pkg/alertmanager) the chart's AlertmanagerConfig is tested through
+# (hack/tools/operator-amconfig): v0.88.0, the newest whose
+# pkg/client module the Go module proxy serves here (v0.94.1's is not).
+OPERATOR_AMCONFIG_VERSION ?= v0.88.0
 # Prometheus with Kubernetes service discovery (Debian's is built without),
 # for the real cluster's scrape; module version v0.316.0 is Prometheus 3.16.0.
 PROMETHEUS_VERSION ?= v3.16.0
@@ -36,6 +41,7 @@ OPERATOR_CRDS := $(TOOLS)/prometheus-operator-$(OPERATOR_VERSION)/crds
 PROMETHEUS   := $(TOOLS)/prometheus-$(PROMETHEUS_VERSION)/prometheus
 ETCD         := $(TOOLS)/etcd-$(ETCD_VERSION)/etcd
 HELM         := $(TOOLS)/helm-$(HELM_VERSION)/helm
+OPERATOR_AMCONFIG := $(TOOLS)/operator-amconfig-$(OPERATOR_AMCONFIG_VERSION)/operator-amconfig
 # As helm's own release build: without these, `helm template` and `helm lint`
 # assume Kubernetes v1.20 (the chart requires >= 1.34); helm v3.22.0 builds
 # with client-go v0.37 (hack/tools/helm/go.mod).
@@ -66,6 +72,7 @@ export RVSYNC_KUBE_APISERVER := $(APISERVER)
 export RVSYNC_ETCD           := $(ETCD)
 export RVSYNC_HELM           := $(HELM)
 export RVSYNC_OPERATOR_CRDS  := $(OPERATOR_CRDS)
+export RVSYNC_OPERATOR_AMCONFIG := $(OPERATOR_AMCONFIG)
 export RVSYNC_PROMETHEUS     := $(PROMETHEUS)
 export RVSYNC_THANOS         := $(THANOS)
 
@@ -79,7 +86,7 @@ build: ## Build the exporter and the generator into bin/.
 	go build -o $(BIN)/rvsync-gen ./cmd/rvsync-gen
 
 .PHONY: testbin
-testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(PROMETHEUS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs and Prometheus with Kubernetes discovery from the Go module proxy into the tool cache (TOOLS, by version).
+testbin: $(APISERVER) $(K8S_NODE) $(ETCD) $(HELM) $(OPERATOR_CRDS) $(OPERATOR_AMCONFIG) $(PROMETHEUS) ## Build kube-apiserver, the node (kubelet, kube-proxy, controller-manager, scheduler), etcd, helm, the operator CRDs and its Alertmanager configuration generator, and Prometheus with Kubernetes discovery from the Go module proxy into the tool cache (TOOLS, by version).
 
 # Each tool builds in its own module under hack/tools so its dependencies
 # never enter the main go.mod.
@@ -138,6 +145,11 @@ $(OPERATOR_CRDS):
 		crd:crdVersions=v1$(,)maxDescLen=0$(,)allowDangerousTypes=true \
 		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 \
 		output:crd:dir=$@.tmp)
+
+# The operator's own code turning AlertmanagerConfigs into Alertmanager's
+# configuration (~2 min cold), for the chart's tests.
+$(OPERATOR_AMCONFIG):
+	$(call tool_build,operator-amconfig (Prometheus Operator $(OPERATOR_AMCONFIG_VERSION) pkg/alertmanager),cd hack/tools/operator-amconfig && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@.tmp .)
 
 $(ETCD):
 	$(call tool_build,etcd $(ETCD_VERSION) (cold: ~1-3 min on 2 cores),cd hack/tools/etcd && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@.tmp go.etcd.io/etcd/server/v3)
@@ -260,12 +272,15 @@ test-cluster: deps cluster-deps testbin ## Run only the tests in a real single-n
 	go test $(INTEGRATION) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestCluster' -v ./test/e2e ./internal/testing/cluster
 
 IMAGE_NAME ?= rvsync.local/rvsync-slo:$(VERSION)
+# The OCI labels of the image, as the release's (.goreleaser.yaml).
+IMAGE_LABELS = $(addprefix -label org.opencontainers.image.,title=rvsync-slo source=https://github.com/rvsync-slo/rvsync-slo \
+	version=$(VERSION) revision=$(REVISION) licenses=Apache-2.0)
 
 .PHONY: image
 image: ## Write the exporter image as a tarball (bin/images/rvsync-slo.tar) without a registry or Docker: for ctr/docker load/kind load image-archive.
 	mkdir -p $(BIN)/images
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/images/exporter ./cmd/exporter
-	cd hack/tools/image && go run . -binary $(BIN)/images/exporter -name $(IMAGE_NAME) -expose 8080/tcp -out $(BIN)/images/rvsync-slo.tar
+	cd hack/tools/image && go run . -binary $(BIN)/images/exporter -name $(IMAGE_NAME) -expose 8080/tcp $(IMAGE_LABELS) -out $(BIN)/images/rvsync-slo.tar
 	@echo ">> $(BIN)/images/rvsync-slo.tar is $(IMAGE_NAME)"
 
 # Releases. GoReleaser (.goreleaser.yaml) builds the exporter for
@@ -283,6 +298,10 @@ ACTIONLINT_VERSION ?= v1.7.12
 GORELEASER := $(TOOLS)/goreleaser-$(GORELEASER_VERSION)/goreleaser
 SYFT       := $(TOOLS)/syft-$(SYFT_VERSION)/syft
 ACTIONLINT := $(TOOLS)/actionlint-$(ACTIONLINT_VERSION)/actionlint
+# chart-testing (ct lint, as a chart repository's CI runs it; ct.yaml).
+# v3.14.0 is the newest the Go module proxy serves here.
+CT_VERSION ?= v3.14.0
+CT := $(TOOLS)/ct-$(CT_VERSION)/ct
 IMAGE_TOOL := $(CURDIR)/out/image
 RELEASE_DIR     := $(CURDIR)/dist
 RELEASE_VERSION ?= $(shell sed -n 's/^version: *//p' charts/rvsync-slo/Chart.yaml)
@@ -300,6 +319,17 @@ $(SYFT):
 
 $(ACTIONLINT):
 	$(call tool_build,actionlint $(ACTIONLINT_VERSION),cd hack/tools/actionlint && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@.tmp github.com/rhysd/actionlint/cmd/actionlint)
+
+$(CT):
+	$(call tool_build,chart-testing (ct) $(CT_VERSION),cd hack/tools/chart-testing && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/helm/chart-testing/v3/ct/cmd.Version=$(CT_VERSION)" -o $@.tmp github.com/helm/chart-testing/v3/ct)
+
+# ct lint runs yamllint (Debian's package) over Chart.yaml and the values
+# files, and helm from PATH: this project's, which knows Kubernetes 1.37.
+.PHONY: ct-lint
+ct-lint: $(CT) $(HELM) ## Lint the chart as chart-testing does (ct lint --config ct.yaml): helm lint and helm template of every ci/*-values.yaml, yamllint of Chart.yaml and the values files.
+	@command -v yamllint >/dev/null || { echo ">> installing Debian package yamllint (for ct lint)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq yamllint >/dev/null; }
+	PATH="$(dir $(HELM)):$$PATH" $(CT) lint --config ct.yaml
 
 # goreleaser and syft alone (CI builds them beside the control plane).
 .PHONY: release-bins
@@ -338,7 +368,7 @@ cluster: deps cluster-deps testbin $(KUBECTL) ## Start a real single-node cluste
 	go run ./cmd/rvsync-cluster -kubectl $(KUBECTL)
 
 .PHONY: generate
-generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart README and the README metric table.
+generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart README, the README's install section and the metric table (docs/metrics.md).
 	go run ./cmd/rvsync-gen
 
 # The developer commands: they drive the test rigs (a local control plane,
@@ -346,8 +376,12 @@ generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart R
 DEV_COMMANDS := rvsync-demo rvsync-bench rvsync-cluster rvsync-baseline
 
 .PHONY: verify
-verify: generate $(STATICCHECK) $(ACTIONLINT) ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), the dependency direction and module sums (CI runs it).
-	git diff --exit-code -- charts README.md docs/alertmanager.yaml || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
+verify: generate $(STATICCHECK) $(ACTIONLINT) ct-lint ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), the chart (ct lint), no tracked file over 1 MiB, the dependency direction and module sums (CI runs it).
+	git diff --exit-code -- charts README.md docs/alertmanager.yaml docs/metrics.md || (echo "generated files drifted: run make generate and commit" >&2; exit 1)
+	@# every clone pulls every tracked file: binaries and large outputs stay
+	@# out of git; recordings under a testdata directory are the exception
+	@big="$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 && $$2 !~ /(^|\/)testdata\//')"; \
+		test -z "$$big" || { echo "$$big"; echo "tracked files over 1 MiB (above): keep them out of git (.gitignore)" >&2; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard -- charts docs)" || (git ls-files --others --exclude-standard -- charts docs; echo "new generated files are not tracked: git add them" >&2; exit 1)
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	go vet ./...

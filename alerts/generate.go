@@ -175,9 +175,6 @@ func (s generator) alert(a alertDef) rulefmt.Rule {
 	labels[slo.LabelSeverity] = s.SeverityLabel(a.severity)
 	if ns := s.AlertNamespace; ns != "" {
 		labels[slo.LabelNamespace] = ns
-		if !a.exporter {
-			labels[slo.LabelNamespace] = ns + "/{{ $labels.resource }}"
-		}
 	}
 	annotations := maps.Clone(s.ExtraAnnotations)
 	if annotations == nil {

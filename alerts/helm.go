@@ -154,7 +154,6 @@ helpers derive the up selector and the alert labels from the release.
 {{- $runbook := include "rvsync-slo.runbookURLPrefix" . }}
 {{- $uidPrefix := include "rvsync-slo.dashboardUIDPrefix" . }}
 {{- $ns := include "rvsync-slo.alertNamespace" . }}
-{{- $nsResource := ternary $ns (print $ns "/{{" " $labels.resource }}") (ne (include "rvsync-slo.alertmanagerConfig" .) "") }}
 {{- $disabled := $s.disabledAlerts | default dict }}
 {{- $alertNames := list ` + quotedList(AlertNames()) + ` }}
 {{- range $name, $_ := $disabled }}
@@ -247,7 +246,6 @@ func replacements() []replacement {
 		{sentinel: "{" + sentinelSelector + ",", action: "{{ $selFirst }}"},
 		{sentinel: "{" + sentinelUpSelector + "}", action: `{{ printf "{%s}" $up }}`},
 		{sentinel: sentinelRunbook, action: "{{ $runbook }}"},
-		{sentinel: sentinelNamespace + `/{{ "{{" }} $labels.resource }}`, action: "{{ $nsResource }}"},
 		{sentinel: sentinelNamespace, action: "{{ $ns | quote }}", bounded: word},
 		{sentinel: sentinelUIDPrefix, action: "{{ $uidPrefix }}"},
 		{sentinel: sentinelBudget, action: "{{ $s.budgetPeriod }}", bounded: budgetBound},

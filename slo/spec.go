@@ -172,12 +172,17 @@ type Spec struct {
 	// leave out; a burn-rate alert's name drops its four windows. The
 	// recording rules stay.
 	DisabledAlerts []string `json:"disabledAlerts,omitempty"`
-	// AlertNamespace, when set, gives every alert a `namespace` label:
-	// AlertNamespace/<resource> on the alerts about a resource, and
-	// AlertNamespace on those about the exporter. kube-prometheus-stack's
-	// Alertmanager inhibits a warning by a critical alert of the same
-	// alertname and namespace: without a namespace per resource, one
-	// resource's page mutes that alert's tickets of every resource.
+	// AlertNamespace, when set, is the `namespace` label of every alert:
+	// the exporter's namespace, a real one. kube-prometheus-stack's
+	// default Alertmanager groups notifications by namespace alone, so a
+	// fault that hits every resource is one notification, and routing by
+	// namespace ownership (and the Prometheus Operator's AlertmanagerConfig,
+	// which routes only alerts of its own namespace) sees the namespace
+	// that runs the exporter. Its inhibition (critical over warning, equal
+	// namespace and alertname) then lets a page mute its own resource's
+	// tickets of the same alert, and also other resources' (the trade-off
+	// the README states); the project's own routing (RoutingOf) inhibits
+	// by cluster and resource.
 	AlertNamespace string `json:"alertNamespace,omitempty"`
 	// DashboardUIDPrefix starts the UIDs of the dashboards that each
 	// alert's dashboard_url opens (dashboards.Config.UIDPrefix); default

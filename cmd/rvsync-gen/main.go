@@ -1,8 +1,9 @@
 // Command rvsync-gen writes the generated artifacts of rvsync-slo. Without
 // flags (`make generate`) it regenerates what the repository commits: the
 // chart's rule template (alerts.RenderHelmTemplate) and dashboards, the
-// chart's README (its values table from values.yaml) and the README's
-// metric table; CI fails when they drift. With --spec it writes
+// chart's README (its values table from values.yaml), its copy of LICENSE,
+// the README's install section and docs/metrics.md's metric table; CI
+// fails when they drift. With --spec it writes
 // the rule file and dashboards of your own SLO spec into --out instead.
 package main
 
@@ -48,7 +49,8 @@ func run(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	specFile := fs.String("spec", "", "YAML SLO spec (slo.Spec, JSON field names); writes its rule file and dashboards into --out instead of the chart's files")
 	out := fs.String("out", "charts/rvsync-slo/files", "directory receiving rules/ and dashboards/")
-	readmePath := fs.String("readme", "README.md", "README whose metric table (between the METRICS markers) is regenerated; empty to skip; ignored with --spec")
+	readmePath := fs.String("readme", "README.md", "README whose install section (between the INSTALL markers) is regenerated; empty to skip; ignored with --spec")
+	metricsPath := fs.String("metrics", "docs/metrics.md", "page whose metric table (between the METRICS markers) is regenerated from pkg/catalog; empty to skip; ignored with --spec")
 	routingPath := fs.String("alertmanager", "docs/alertmanager.yaml", "Alertmanager routing of the default alerts (alerts.RenderRouting); empty to skip; ignored with --spec")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -66,7 +68,7 @@ func run(args []string, stderr io.Writer) error {
 				return err
 			}
 		}
-		return writeChart(*out, *readmePath)
+		return writeChart(*out, *readmePath, *metricsPath)
 	}
 	b, err := os.ReadFile(*specFile)
 	if err != nil {
@@ -87,8 +89,8 @@ func run(args []string, stderr io.Writer) error {
 }
 
 // writeChart regenerates the chart's files, its README (next to the files
-// directory out) and the README table.
-func writeChart(out, readmePath string) error {
+// directory out), the README's install section and the metric table.
+func writeChart(out, readmePath, metricsPath string) error {
 	tpl, err := alerts.RenderHelmTemplate()
 	if err != nil {
 		return err
@@ -109,13 +111,30 @@ func writeChart(out, readmePath string) error {
 		}
 	}
 	chartDir := filepath.Dir(filepath.Clean(out))
-	if err := readme.UpdateChartReadme(filepath.Join(chartDir, "values.yaml"), filepath.Join(chartDir, "README.md")); err != nil {
+	if err := readme.UpdateChartReadme(chartDir); err != nil {
 		return err
+	}
+	// the packaged chart carries the project's license (LICENSE beside it)
+	license, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(chartDir)), "LICENSE"))
+	if err != nil {
+		return err
+	}
+	if err := write(filepath.Join(chartDir, "LICENSE"), license); err != nil {
+		return err
+	}
+	if metricsPath != "" {
+		if err := readme.UpdateMetrics(metricsPath); err != nil {
+			return err
+		}
 	}
 	if readmePath == "" {
 		return nil
 	}
-	return readme.UpdateMetrics(readmePath)
+	v, err := readme.ChartVersion(chartDir)
+	if err != nil {
+		return err
+	}
+	return readme.UpdateInstall(readmePath, v)
 }
 
 func writeDashboards(out string, spec slo.Spec) error {

@@ -142,7 +142,7 @@ func (d *nodeDecoder) decodeStruct(n *yamlv3.Node, v reflect.Value, path string)
 		}
 		idx, ok := fields[k.Value]
 		if k.Kind != yamlv3.ScalarNode || !ok {
-			return errAt(k, "", "unknown key %s: check its spelling and place (exporter --help lists the settings; the README shows the file)", at)
+			return errAt(k, "", "unknown key %s: check its spelling and place (exporter --help lists the settings; docs/exporter.md shows the file)", at)
 		}
 		if first, dup := seen[k.Value]; dup {
 			return errAt(k, at, "given twice (first on line %d)", first.Line)

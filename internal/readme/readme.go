@@ -1,10 +1,11 @@
 // Package readme regenerates the README's metric table from the catalog,
 // between the METRICS markers, so the table a user reads cannot drift from
-// what the probe exports.
+// what the probe exports; its install section, between the INSTALL
+// markers, from the same install snippets as the chart's README; and the
+// chart's README (install, values table) from values.yaml.
 package readme
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -33,16 +34,7 @@ func UpdateMetrics(path string) error {
 }
 
 func replaceMetrics(b []byte) ([]byte, error) {
-	start := bytes.Index(b, []byte(BeginMetrics))
-	end := bytes.Index(b, []byte(EndMetrics))
-	if start < 0 || end < start {
-		return nil, fmt.Errorf("no %q … %q markers", BeginMetrics, EndMetrics)
-	}
-	var out bytes.Buffer
-	out.Write(b[:start+len(BeginMetrics)])
-	out.WriteString("\n" + MetricsTable())
-	out.Write(b[end:])
-	return out.Bytes(), nil
+	return replaceBetween(b, BeginMetrics, EndMetrics, MetricsTable())
 }
 
 // MetricsTable renders the catalog as a Markdown table.

@@ -4,7 +4,7 @@
 //
 // Everything that names a metric — the collectors of pkg/probe, the SLO model
 // of package slo, the rule generator in alerts/, the dashboard builders in
-// dashboards/, the README table — reads it from here, never from a string
+// dashboards/, the metric table of docs/metrics.md — reads it from here, never from a string
 // literal, so a rename is one edit and a test can prove that no dashboard or
 // rule refers to a series the probe does not produce.
 //

@@ -208,6 +208,7 @@ func TestDocCommandsRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
+	docs := docFiles(t)
 	for _, d := range docs {
 		b, err := os.ReadFile(filepath.Join(root, d))
 		if err != nil {

@@ -14,9 +14,25 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 )
 
-// docs are the files whose helm commands and value names must work: what
-// a user copies.
-var docs = []string{"README.md", "docs/runbooks.md"}
+// docFiles are the files whose helm commands and value names must work:
+// what a user copies (the READMEs, CONTRIBUTING.md and every page under
+// docs/), relative to the repository's root.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md", "charts/rvsync-slo/README.md", "CONTRIBUTING.md"}
+	for _, p := range pages {
+		out = append(out, filepath.Join("docs", filepath.Base(p)))
+	}
+	return out
+}
 
 // inlineCode matches a code span.
 var inlineCode = regexp.MustCompile("`([^`\n]+)`")
@@ -49,6 +65,7 @@ func TestDocValueNamesExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	checked := 0
+	docs := docFiles(t)
 	for _, d := range docs {
 		b, err := os.ReadFile(filepath.Join(root, d))
 		if err != nil {

@@ -322,8 +322,9 @@ func matcherStrings(ms []monv1alpha1.Matcher) []string {
 // docs/alertmanager.yaml (alerts.RoutingOf of the same spec) as an
 // AlertmanagerConfig of the operator, with the receivers of the values,
 // and adds its namespace to every alert, which the operator routes only
-// then; without the operator's v1alpha1 API the chart skips it and NOTES
-// says so; a receiver name that is not among the receivers fails.
+// then; under monitoring=auto without the operator's v1alpha1 API the chart
+// fails, under plain it makes none and NOTES says so; a receiver name that
+// is not among the receivers fails.
 func TestAlertmanagerConfig(t *testing.T) {
 	amc := map[string]any{"enabled": true, "namespace": "monitoring", "pageReceiver": "pager", "ticketReceiver": "chat",
 		"receivers": []any{map[string]any{"name": "pager", "webhookConfigs": []any{map[string]any{"url": "http://pager.example/"}}}, map[string]any{"name": "chat"}}}
@@ -377,12 +378,21 @@ func TestAlertmanagerConfig(t *testing.T) {
 	}
 
 	// auto where only the AlertmanagerConfig is missing (the rules ship in
-	// the ConfigMap the values ask for): NOTES says to route by hand
+	// the ConfigMap the values ask for): the chart fails as it does for a
+	// missing ServiceMonitor or PrometheusRule, rather than drop it
 	o := chart.Options{Values: merge(values, map[string]any{"serviceMonitor": map[string]any{"enabled": false}, "rulesConfigMap": map[string]any{"enabled": true}}), WithoutOperator: true}
-	if n := len(render(t, o).OfKind(monv1alpha1.AlertmanagerConfigKind)); n != 0 {
-		t.Errorf("without the operator's API: %d AlertmanagerConfigs rendered", n)
+	_, err = chart.Template(o)
+	if err == nil {
+		t.Fatal("monitoring=auto without the AlertmanagerConfig kind rendered: the AlertmanagerConfig was dropped silently")
 	}
-	wantIn(t, "NOTES", notes(t, o), "does not serve monitoring.coreos.com/v1alpha1 AlertmanagerConfig", "docs/alertmanager.yaml")
+	wantIn(t, "the error of monitoring=auto without AlertmanagerConfig", err.Error(),
+		"monitoring.coreos.com/v1alpha1 AlertmanagerConfig (", "no Alertmanager would route the alerts", "alertmanagerConfig.enabled=false", "docs/alertmanager.yaml")
+	// plain never creates it, and NOTES says to route by hand
+	o.Values = merge(o.Values, map[string]any{"monitoring": "plain"})
+	if n := len(render(t, o).OfKind(monv1alpha1.AlertmanagerConfigKind)); n != 0 {
+		t.Errorf("monitoring=plain: %d AlertmanagerConfigs rendered", n)
+	}
+	wantIn(t, "NOTES", notes(t, o), "monitoring=plain: no AlertmanagerConfig was created", "docs/alertmanager.yaml")
 
 	amc["pageReceiver"] = "pagerduty"
 	if _, err := chart.Template(chart.Options{Values: values}); err == nil || !strings.Contains(err.Error(), `alertmanagerConfig.pageReceiver "pagerduty": must be the name of one of alertmanagerConfig.receivers [pager chat]`) {

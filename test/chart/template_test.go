@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rvsync-slo/rvsync-slo/exporter/config"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/chart"
@@ -361,5 +362,46 @@ func checkServiceMonitor(t *testing.T, m chart.Manifests, cfg config.Config) {
 		if hasCA := ep.TLSConfig.CA != (monv1.SecretOrConfigMap{}) || ep.TLSConfig.CAFile != ""; hasCA == skip {
 			t.Errorf("tlsConfig %+v: want insecureSkipVerify exactly when no CA is configured", ep.TLSConfig)
 		}
+	}
+}
+
+// TestEveryExampleRendersWithoutACluster: each ci/*-values.yaml renders
+// with a plain `helm template` (no cluster, no --api-versions), as
+// chart-testing, GitOps tools and a new user render it (issue #40: five of
+// six failed until monitoring=operator was added by hand), and says
+// `monitoring` itself, so what it renders does not depend on the cluster.
+func TestEveryExampleRendersWithoutACluster(t *testing.T) {
+	files, err := chart.Scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			m, err := chart.Template(chart.Options{ValuesFiles: []string{f}, WithoutOperator: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v struct{ Monitoring string }
+			if err := yaml.Unmarshal(b, &v); err != nil {
+				t.Fatal(err)
+			}
+			_, operator := m.Split()
+			switch v.Monitoring {
+			case "operator":
+				if len(operator) == 0 {
+					t.Error("monitoring=operator rendered no operator object")
+				}
+			case "plain":
+				if len(operator) != 0 {
+					t.Errorf("monitoring=plain rendered %d operator objects", len(operator))
+				}
+			default:
+				t.Errorf("monitoring %q: an example says operator or plain, so that helm template renders it as helm install does", v.Monitoring)
+			}
+		})
 	}
 }

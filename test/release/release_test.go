@@ -10,6 +10,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,7 @@ func TestReleaseArtifacts(t *testing.T) {
 			if _, ok := c.Config.ExposedPorts["8080/tcp"]; !ok || len(c.Config.ExposedPorts) != 1 {
 				t.Errorf("exposed ports %v, want 8080/tcp", c.Config.ExposedPorts)
 			}
+			checkLabels(t, a, c.Config.Labels)
 			if !strings.Contains(string(img.Files["/etc/passwd"]), "nonroot:x:65532:65532:") {
 				t.Errorf("/etc/passwd %q names no nonroot 65532", img.Files["/etc/passwd"])
 			}
@@ -175,6 +177,32 @@ func checkBinary(t *testing.T, a release.Artifacts, arch string, bin []byte) {
 	}
 }
 
+// checkLabels: the org.opencontainers.image.* labels that registries
+// (ghcr.io links the package to its source repository by them), scanners
+// and Artifact Hub read: the source repository, the release's version, the
+// revision the binary was built from, and the license.
+func checkLabels(t *testing.T, a release.Artifacts, labels map[string]string) {
+	t.Helper()
+	host, err := hostRevision(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"org.opencontainers.image.source":   "https://github.com/rvsync-slo/rvsync-slo",
+		"org.opencontainers.image.version":  a.Version,
+		"org.opencontainers.image.revision": host,
+		"org.opencontainers.image.licenses": license,
+	} {
+		if labels[k] != want {
+			t.Errorf("image label %s = %q, want %q", k, labels[k], want)
+		}
+	}
+}
+
+// license is the SPDX identifier of LICENSE, which the image labels and the
+// chart's Artifact Hub annotation name.
+const license = "Apache-2.0"
+
 // hostRevision runs the release's exporter of the machine's architecture
 // with --version, checks it reports the release's version, and returns the
 // revision it reports.
@@ -236,6 +264,51 @@ func checkChart(t *testing.T, a release.Artifacts) {
 	}
 	if len(m.OfKind("ServiceMonitor")) != 1 || len(m.OfKind("PrometheusRule")) != 1 {
 		t.Error("monitoring=operator rendered no ServiceMonitor or PrometheusRule from the .tgz")
+	}
+	checkArtifactHub(t, a, b)
+}
+
+// checkArtifactHub: the packaged chart's Artifact Hub annotations name the
+// license, the release's image (which Artifact Hub scans) and this
+// version's changes, each of a kind Artifact Hub knows, and the .tgz
+// holds the LICENSE.
+func checkArtifactHub(t *testing.T, a release.Artifacts, chartYAML []byte) {
+	t.Helper()
+	var meta struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := yaml.Unmarshal(chartYAML, &meta); err != nil {
+		t.Fatal(err)
+	}
+	an := meta.Annotations
+	if an["artifacthub.io/license"] != license {
+		t.Errorf("artifacthub.io/license %q, want %s", an["artifacthub.io/license"], license)
+	}
+	var images []struct{ Name, Image string }
+	if err := yaml.Unmarshal([]byte(an["artifacthub.io/images"]), &images); err != nil {
+		t.Errorf("artifacthub.io/images: %v", err)
+	}
+	if len(images) != 1 || images[0].Image != a.ImageRef() || images[0].Name == "" {
+		t.Errorf("artifacthub.io/images %+v, want the release's image %s", images, a.ImageRef())
+	}
+	var changes []struct{ Kind, Description string }
+	if err := yaml.Unmarshal([]byte(an["artifacthub.io/changes"]), &changes); err != nil {
+		t.Errorf("artifacthub.io/changes: %v", err)
+	}
+	if len(changes) == 0 {
+		t.Error("artifacthub.io/changes lists no change of this version")
+	}
+	for _, c := range changes {
+		if !slices.Contains([]string{"added", "changed", "deprecated", "removed", "fixed", "security"}, c.Kind) || c.Description == "" {
+			t.Errorf("artifacthub.io/changes entry %+v: want a kind Artifact Hub knows and a description", c)
+		}
+	}
+	files, err := release.TarFiles(a.Chart())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := string(files[chart.Name+"/LICENSE"]); !strings.Contains(l, "Apache License") || !strings.Contains(l, "Version 2.0, January 2004") {
+		t.Errorf("the chart .tgz holds no LICENSE (Apache-2.0): %v", slices.Sorted(maps.Keys(files)))
 	}
 }
 

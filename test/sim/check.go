@@ -69,7 +69,7 @@ func SignalsOf(mfs []*dto.MetricFamily, res string) Signals {
 }
 
 // Tolerances of the invariants, next to the signal definitions in the
-// README ("What the simulation proves").
+// docs/simulation.md.
 const (
 	// healthyProof is how far above the truth a healthy resource's
 	// staleness may saw: a bookmark period (1m), up to the cacher's 1s
@@ -399,7 +399,7 @@ type listSeen struct {
 // lately, so a stall's lag (head - RV) stands until its next event: its
 // bookmarks carry no news (freshness reads off, and its etcd sends no
 // progress notifications or one every 10 minutes), or the freshness reads
-// hung or were refused in the last 3 minutes (README "How it measures":
+// hung or were refused in the last 3 minutes (docs/how-it-measures.md:
 // RV lag).
 func (c *Checker) unprovable(r Watched, now time.Time) bool {
 	if c.readsFailed(now, 3*time.Minute) {
@@ -438,7 +438,7 @@ func (c *Checker) readsFailed(now time.Time, window time.Duration) bool {
 // different histories (etcd restored, some of them restarted since, some
 // not): a relist may land on a watch cache of the lost history, and reads
 // answered by different servers disagree until samples contradict it
-// (README "Failure modes": a restore under several API servers). The
+// (docs/failure-modes.md: a restore under several API servers). The
 // monitor cannot tell the histories apart meanwhile.
 func (c *Checker) mixedHistories(res string, truth ResourceTruth, now time.Time) bool {
 	if c.h.Setup.Servers <= 1 {
@@ -463,7 +463,7 @@ func (c *Checker) mixedHistories(res string, truth ResourceTruth, now time.Time)
 // a canary that is at most a canary interval, a write's round trip (four,
 // on a slow connection: the one in flight, then a patch of an object the
 // restore removed, its create, and the write after) and a probe, after
-// the API server is back if it was down (see README "Failure modes": etcd
+// the API server is back if it was down (see docs/failure-modes.md: etcd
 // restored); without one, nothing
 // tells until the API servers restart and the informers relist.
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
-// The page oracle's bounds, from the README's failure-mode table and the
+// The page oracle's bounds, from the failure-mode table (docs/failure-modes.md) and the
 // shipped SLOs.
 const (
 	// stalePage: a store stale above the staleness SLO's threshold for
@@ -68,7 +68,7 @@ func CheckPages(h History, scrapes []Scrape, fired []Firing) []Violation {
 				// a live watch its server sends nothing until its watch
 				// cache moves (model.Tx.Waiting: on an etcd nobody writes
 				// to, freshness reads move nothing) cannot be told from a
-				// stalled one: a stated limitation (README "Failure modes")
+				// stalled one: a stated limitation (docs/failure-modes.md)
 				continue
 			}
 			if !bad.within(f.From-justifyWithin, f.From) {
@@ -146,7 +146,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	// a watch that never had a bookmark (an etcd nobody writes to never
 	// moves its watch cache past the watch's start) looks like one whose
 	// server sends none: its stall is judged by its sessions, later than
-	// the bookmark cadence allows (README "no_bookmarks"); no page is owed
+	// the bookmark cadence allows (docs/failure-modes.md, no_bookmarks); no page is owed
 	// by stallPage, though one is justified
 	heard, stallDeadline, staleDeadline := false, stallPage, stalePage
 	closeRun := func(from *time.Duration, to time.Duration, what string, deadline time.Duration) {
@@ -164,7 +164,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 		stale, stalled, lost, stuck := false, false, rt.CachesLost, false
 		// a store stale only for a restore's reverts it lacks, with no
 		// canary to write below the reads, is stale where no RV tells
-		// (README "What the simulation proves": staleness is waived while
+		// (docs/simulation.md: staleness is waived while
 		// a restore cannot be seen): a page is justified, none owed
 		unseen := h.Setup.Canary == ""
 		for _, in := range rt.Informers {
@@ -186,7 +186,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 			}
 			// a store that has not listed since its etcd was restored may
 			// hold objects of the lost history: nothing proves otherwise
-			// until it lists (README "RV regressions")
+			// until it lists (docs/how-it-measures.md, RV regressions)
 			lost = lost || in.LostHistory || in.Reverted || h.restoredSince(res, in.ListedAt, start, t)
 			// a watch cache that stopped following etcd misses whatever is
 			// written next: a page on it is justified, written to or not
@@ -306,7 +306,7 @@ func (h History) bookmarks(res string) bool {
 }
 
 // opaque reports whether res has resource versions that are not integers
-// (an extension API server's): its staleness is unknown by design (README
+// (an extension API server's): its staleness is unknown by design (docs/metrics.md,
 // "rvsync_resource_state": opaque_rv), so no staleness page is owed; nor
 // for a resource whose server sends no bookmarks (no_bookmarks: a quiet
 // cache cannot be proven fresh).

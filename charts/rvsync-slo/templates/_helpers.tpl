@@ -244,20 +244,32 @@ auto when the cluster serves the kind (rvsync-slo.served).
 {{- end }}
 
 {{/*
-Refuses a rendering that would leave the exporter unscraped or its rules
-loaded by nobody without saying so: monitoring=auto where the cluster (or
-`helm template` without --api-versions, which knows no cluster) does not
-serve the ServiceMonitor or PrometheusRule that is enabled. Before, the
-chart dropped them quietly and the rules went into a ConfigMap nobody
-mounts; `helm template` prints no NOTES.
+Refuses a rendering that would leave the exporter unscraped, its rules
+loaded by nobody or its alerts unrouted without saying so: monitoring=auto
+where the cluster (or `helm template` without --api-versions, which knows
+no cluster) does not serve the ServiceMonitor, PrometheusRule or
+AlertmanagerConfig that is enabled. Before, the chart dropped them quietly
+and the rules went into a ConfigMap nobody mounts; `helm template` prints
+no NOTES.
 */}}
 {{- define "rvsync-slo.checkMonitoring" -}}
 {{- if eq .Values.monitoring "auto" }}
+{{- $v1 := list }}
+{{- if and .Values.serviceMonitor.enabled (not (include "rvsync-slo.serviceMonitor" .)) }}{{ $v1 = append $v1 "ServiceMonitor" }}{{ end }}
+{{- if and .Values.prometheusRule.enabled (not .Values.rulesConfigMap.enabled) (not (include "rvsync-slo.prometheusRule" .)) }}{{ $v1 = append $v1 "PrometheusRule" }}{{ end }}
+{{- $amc := and .Values.alertmanagerConfig.enabled (not (include "rvsync-slo.alertmanagerConfig" .)) }}
 {{- $missing := list }}
-{{- if and .Values.serviceMonitor.enabled (not (include "rvsync-slo.serviceMonitor" .)) }}{{ $missing = append $missing "ServiceMonitor" }}{{ end }}
-{{- if and .Values.prometheusRule.enabled (not .Values.rulesConfigMap.enabled) (not (include "rvsync-slo.prometheusRule" .)) }}{{ $missing = append $missing "PrometheusRule" }}{{ end }}
-{{- with $missing }}
-{{- fail (printf "monitoring=auto: the cluster does not serve the Prometheus Operator's monitoring.coreos.com/v1 %s (helm template without --api-versions never does), so %s. Say which: --set monitoring=operator where the operator runs (what GitOps renderings with helm template, Argo CD, Flux or kustomize set), or --set monitoring=plain for a Prometheus without the operator (rules in ConfigMap %s-rules for rule_files; scrape Service %s yourself)" (join " and " .) (ternary "no Prometheus would scrape the exporter or load its rules" (ternary "no Prometheus would scrape the exporter" "no Prometheus would load the SLO rules" (has "ServiceMonitor" .)) (eq (len .) 2)) (include "rvsync-slo.fullname" $) (include "rvsync-slo.fullname" $)) }}
+{{- $lost := list }}
+{{- with $v1 }}
+{{- $missing = append $missing (printf "monitoring.coreos.com/v1 %s" (join " and " .)) }}
+{{- $lost = append $lost (ternary "no Prometheus would scrape the exporter or load its rules" (ternary "no Prometheus would scrape the exporter" "no Prometheus would load the SLO rules" (has "ServiceMonitor" .)) (eq (len .) 2)) }}
+{{- end }}
+{{- if $amc }}
+{{- $missing = append $missing "monitoring.coreos.com/v1alpha1 AlertmanagerConfig" }}
+{{- $lost = append $lost "no Alertmanager would route the alerts as alertmanagerConfig asks" }}
+{{- end }}
+{{- if $missing }}
+{{- fail (printf "monitoring=auto: the cluster does not serve the Prometheus Operator's %s (helm template without --api-versions never does), so %s. Say which: --set monitoring=operator where the operator runs (what GitOps renderings with helm template, Argo CD, Flux or kustomize set), or --set monitoring=plain for a Prometheus without the operator (rules in ConfigMap %s-rules for rule_files; scrape Service %s yourself)%s" (join " and " $missing) (join ", and " $lost) (include "rvsync-slo.fullname" .) (include "rvsync-slo.fullname" .) (ternary "; or alertmanagerConfig.enabled=false and route the alerts with docs/alertmanager.yaml" "" $amc)) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -351,12 +363,13 @@ Labels added to every alert: slo.extraLabels.
 {{- end }}
 
 {{/*
-The alerts' namespace label (slo.Spec.AlertNamespace): alerts about a
-resource carry <this>/<resource>, so kube-prometheus-stack's inhibition
-(by namespace and alertname) keeps one resource's page from muting the
-same alert's tickets of other resources; alerts about the exporter carry
-it alone. With the chart's AlertmanagerConfig every alert carries exactly
-its namespace instead: the operator routes only alerts of that namespace.
+The alerts' namespace label (slo.Spec.AlertNamespace), the same on every
+alert: the release namespace, a real namespace, so kube-prometheus-stack's
+default route (group_by namespace) makes one notification of a fault that
+hits every resource, and its inhibition (critical over warning of the same
+namespace and alertname) lets a page mute its resource's tickets. With the
+chart's AlertmanagerConfig it is that object's namespace: the operator
+routes only alerts of its namespace.
 */}}
 {{- define "rvsync-slo.alertNamespace" -}}
 {{- if include "rvsync-slo.alertmanagerConfig" . }}{{ .Values.alertmanagerConfig.namespace | default (include "rvsync-slo.namespace" .) }}

@@ -9,8 +9,12 @@
 // the entrypoint, run as the distroless nonroot user (65532:65532), no
 // shell, /etc/passwd and /etc/group naming that user, and a world-writable
 // /tmp. Layers carry fixed timestamps, so one binary always gives one digest.
+// Each -label becomes a label of the image config: the release sets the
+// org.opencontainers.image.* labels (source, version, revision, licenses)
+// that registries and scanners read.
 //
-//	image -binary bin/exporter -name rvsync.local/rvsync-slo:dev -out bin/images/rvsync-slo.tar
+//	image -binary bin/exporter -name rvsync.local/rvsync-slo:dev -out bin/images/rvsync-slo.tar \
+//	  -label org.opencontainers.image.licenses=Apache-2.0
 //	image index -layout dist/images/oci [-push ghcr.io/o/r:1.0.0] a-amd64.tar a-arm64.tar
 //
 // Bad flags exit with code 2 and one line naming the problem.
@@ -23,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"runtime"
@@ -50,6 +55,24 @@ type spec struct {
 	uid, gid   int
 	ports      []string
 	arch       string
+	labels     map[string]string
+}
+
+// labelFlags collects repeated -label key=value flags.
+type labelFlags map[string]string
+
+func (l labelFlags) String() string { return fmt.Sprint(map[string]string(l)) }
+
+func (l labelFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("want key=value, got %q", v)
+	}
+	if _, dup := l[k]; dup {
+		return fmt.Errorf("label %s given twice", k)
+	}
+	l[k] = val
+	return nil
 }
 
 func main() {
@@ -81,7 +104,9 @@ func parseFlags(args []string, stderr io.Writer) (spec, error) {
 		user       = fs.String("user", "65532:65532", "uid:gid the image runs as (the distroless nonroot user, which the chart's securityContext expects)")
 		ports      = fs.String("expose", "", "comma-separated ports the image declares, e.g. 8080/tcp (documentation only, as in a Dockerfile's EXPOSE)")
 		arch       = fs.String("arch", runtime.GOARCH, "architecture of the binary, recorded in the image config")
+		labels     = labelFlags{}
 	)
+	fs.Var(labels, "label", "key=value label of the image config, repeatable (e.g. org.opencontainers.image.source=https://github.com/o/r)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "Usage: image -binary FILE -name NAME:TAG -out FILE [flags]\n\nWrites an image tarball holding one static binary.\n\nFlags:\n")
@@ -94,7 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (spec, error) {
 	if fs.NArg() > 0 {
 		return spec{}, fmt.Errorf("unexpected argument %q (flags only; see -help)", fs.Arg(0))
 	}
-	s := spec{binary: *binary, out: *out, entrypoint: *entrypoint, arch: *arch}
+	s := spec{binary: *binary, out: *out, entrypoint: *entrypoint, arch: *arch, labels: labels}
 	switch {
 	case s.binary == "":
 		return s, errors.New("-binary is required")
@@ -174,6 +199,9 @@ func write(s spec) error {
 	cf.Config.Entrypoint = []string{s.entrypoint}
 	cf.Config.User = fmt.Sprintf("%d:%d", s.uid, s.gid)
 	cf.Config.WorkingDir = "/"
+	if len(s.labels) > 0 {
+		cf.Config.Labels = maps.Clone(s.labels)
+	}
 	if len(s.ports) > 0 {
 		cf.Config.ExposedPorts = map[string]struct{}{}
 		for _, p := range s.ports {

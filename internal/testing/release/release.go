@@ -91,6 +91,7 @@ type ImageConfig struct {
 		User         string              `json:"User"`
 		Entrypoint   []string            `json:"Entrypoint"`
 		ExposedPorts map[string]struct{} `json:"ExposedPorts"`
+		Labels       map[string]string   `json:"Labels"`
 	} `json:"config"`
 }
 
@@ -155,6 +156,37 @@ func tarEntries(path string) (map[string][]byte, error) {
 	defer f.Close()
 	out := map[string][]byte{}
 	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if out[h.Name], err = io.ReadAll(tr); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// TarFiles returns the regular files of a gzip-compressed tarball (a
+// packaged chart) by their path in it.
+func TarFiles(path string) (map[string][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := map[string][]byte{}
+	tr := tar.NewReader(zr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
