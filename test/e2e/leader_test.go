@@ -171,7 +171,7 @@ func (l *leaderSuite) close(t *testing.T, w window) sides {
 		stale:            l.maxStaleness(w.from, to),
 		truthStale:       l.truth.staleness(w.from, to),
 		sustainedList:    l.truth.sustainedList(w.from, to, probeSpan),
-		relists:          int(relistsAfterSync(after) - relistsAfterSync(w.before)),
+		relists:          int(relistsOf(after, "") - relistsOf(w.before, "")),
 		truthRelists:     tc.relists - w.truth.relists,
 		watchErrors:      int(counterDelta(w.before, after, catalog.WatchErrors.Name, cm)),
 		truthWatchErrors: tc.watchErrors - w.truth.watchErrors,

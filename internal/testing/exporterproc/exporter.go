@@ -78,6 +78,7 @@ type Exporter struct {
 	// Addr is the address it serves on.
 	Addr string
 	out  *lockedBuffer
+	tls  bool
 }
 
 // MetricsURL is the URL of its /metrics.
@@ -131,7 +132,7 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 		}
 		args = append(args, "--config="+p)
 	}
-	e := &Exporter{Addr: addr}
+	e := &Exporter{Addr: addr, tls: o.TLS}
 	log := o.Log
 	if log == nil {
 		e.out = &lockedBuffer{}
@@ -141,23 +142,44 @@ func StartExporter(o ExporterOptions) (*Exporter, error) {
 	if err := e.Start(); err != nil {
 		return nil, err
 	}
+	if err := e.waitHealthy(); err != nil {
+		_ = e.Stop(5 * time.Second)
+		return nil, err
+	}
+	return e, nil
+}
+
+// Restart stops the exporter (SIGTERM, then SIGKILL after grace) and starts
+// it again with the same flags on the same address, as a pod's restart
+// does: its informers list anew. It waits until /healthz answers.
+func (e *Exporter) Restart(grace time.Duration) error {
+	if err := e.Stop(grace); err != nil {
+		return err
+	}
+	if err := e.Start(); err != nil {
+		return err
+	}
+	return e.waitHealthy()
+}
+
+// waitHealthy polls /healthz until it answers ok, for up to a minute.
+func (e *Exporter) waitHealthy() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	health := "http://" + addr + "/healthz"
-	if o.TLS {
-		health = "https://" + addr + "/healthz"
+	health := "http://" + e.Addr + "/healthz"
+	if e.tls {
+		health = "https://" + e.Addr + "/healthz"
 	}
-	err = process.Poll(ctx, "exporter /healthz", func(ctx context.Context) error {
+	err := process.Poll(ctx, "exporter /healthz", func(ctx context.Context) error {
 		if e.Exited() {
 			return process.ErrExited
 		}
 		return process.GetOK(ctx, health)
 	})
 	if err != nil {
-		_ = e.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w; output ends:\n%s", err, process.LastLines(e.Output(), 40))
+		return fmt.Errorf("%w; output ends:\n%s", err, process.LastLines(e.Output(), 40))
 	}
-	return e, nil
+	return nil
 }
 
 // CheckConfig runs `exporter --check` on a config file's content and
