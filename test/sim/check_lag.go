@@ -1,0 +1,90 @@
+package sim
+
+import "time"
+
+// lagInvariant implements the docs/simulation.md row "RV lag".
+//
+// Rule "lag 0 while missing": the lag is never 0 while the store misses
+// writes older than the first bookmark's due time (firstBookmarkDue,
+// longer on a slow connection: the freshness read answers after the
+// bookmark it was meant for, and the next one judges it), where the
+// exporter can know (lagProvable). Waivers: a watch reopened on a
+// disrupted path within that time (its cadence starts anew), unseenLoss,
+// a lost history while its restore is blind (restoreBlind), readsFailed.
+//
+// Rule "lag while nothing missing": never above the SLO's lagSLO once
+// nothing was missing for 2 minutes and every watch was live for 2.
+// Waivers: a watch cache serving a lost history (CachesLost),
+// measuredInLoss, unprovable.
+type lagInvariant struct{}
+
+func (lagInvariant) row() string { return "RV lag" }
+
+func (lagInvariant) check(c *Checker, v *resourceAt) {
+	sig, now := v.sig, v.s.At
+	deadline := firstBookmarkDue(sig)
+	if l := c.latency(HostInformers, now, v.truthStale); l > 0 {
+		deadline += time.Duration(max(60, sig.BookmarkPeriod)*float64(time.Second)) + 2*l
+	}
+	reopened := len(v.truth.Informers) > 0
+	for _, it := range v.truth.Informers {
+		reopened = reopened && it.Live && now.Sub(it.Disrupted) < deadline
+	}
+	if sig.LagOK && sig.Lag == 0 && v.truthStale > deadline && !reopened && c.lagProvable(v.r, now, v.truthStale) && !c.unseenLoss(v) && !(v.lostHistory && c.restoreBlind(v)) && !c.readsFailed(now, v.truthStale) {
+		c.fail(v, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", v.missing, v.truthStale.Seconds())
+	}
+	if sig.LagOK && sig.Lag > lagSLO && v.missing == 0 && v.liveFor > 2*time.Minute && now.Sub(c.missingAt[v.name]) > 2*time.Minute && !v.truth.CachesLost && !c.measuredInLoss(v) && !c.unprovable(v.r, now) {
+		c.fail(v, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
+	}
+}
+
+// lagProvable reports whether the monitor can tell, by now, that r's cache has
+// missed writes for window while its watch delivers bookmarks: its exporter
+// informers read consistently on their own connection before bookmarks
+// (freshness reads on), or the canary writes it (and could, through that
+// window: a canary write is overdue a minute after it). Otherwise a cache that
+// stopped following etcd sends bookmarks at its old RV, and looks like a quiet
+// resource to any client. docs/simulation.md: RV lag, "where the exporter can
+// know".
+func (c *Checker) lagProvable(r Watched, now time.Time, window time.Duration) bool {
+	if c.h.Setup.Canary == r.Name() && !c.canaryBlocked(now, window) {
+		return true
+	}
+	if r.NoBookmarks {
+		return false // a cache that stopped following etcd looks like a quiet resource
+	}
+	if c.h.Setup.NoFreshnessReads {
+		return false
+	}
+	for _, in := range r.Informers {
+		if in.Embedded {
+			return false
+		}
+	}
+	return true
+}
+
+// canaryBlocked reports whether the canary's connection was frozen, hung,
+// refused or slowed at some point in the window before now.
+func (c *Checker) canaryBlocked(now time.Time, window time.Duration) bool {
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse || f.Kind == Slow) && f.Host == HostCanary && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return false
+}
+
+// latency returns the largest latency of the connection of host in the
+// window before now (0: none was slowed).
+func (c *Checker) latency(host string, now time.Time, window time.Duration) time.Duration {
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	var l time.Duration
+	for _, f := range c.h.Faults {
+		if f.Kind == Slow && f.Host == host && f.Start <= to && f.End() >= from {
+			l = max(l, f.Latency)
+		}
+	}
+	return l
+}

@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+)
+
+// recoveryInvariant implements the docs/simulation.md row "recovery":
+// recoverWithin (5 minutes) after the last fault ends, a served resource whose
+// watches are all live and whose store misses nothing is back in the healthy
+// range: its state expected (stateExpected), its staleness within healthyProof
+// of the truth, its RV lag within lagSLO.
+//
+// Rule: "not recovered", naming what is not. Waivers: for staleness,
+// sawtoothBounded, a watch without bookmarks, and afterLoss; for lag, a
+// watch cache serving a lost history (CachesLost), measuredInLoss and
+// unprovable, as for the RV lag row.
+type recoveryInvariant struct{}
+
+func (recoveryInvariant) row() string { return "recovery" }
+
+func (recoveryInvariant) check(c *Checker, v *resourceAt) {
+	sig, now := v.sig, v.s.At
+	if !c.quiet(now, recoverWithin) || !c.faultsBefore(now) || !v.allLive || v.missing != 0 || !v.truth.Exists {
+		return
+	}
+	var bad []string
+	if !c.stateExpected(v) {
+		bad = append(bad, "state "+sig.State)
+	}
+	if sig.StalenessOK && v.allBookmarks && c.sawtoothBounded() && !afterLoss(v) && time.Duration(sig.Staleness*float64(time.Second))-v.truthStale > healthyProof {
+		bad = append(bad, fmt.Sprintf("staleness %.0fs (truth %.0fs)", sig.Staleness, v.truthStale.Seconds()))
+	}
+	if sig.LagOK && sig.Lag > lagSLO && !v.truth.CachesLost && !c.measuredInLoss(v) && !c.unprovable(v.r, now) {
+		bad = append(bad, fmt.Sprintf("RV lag %.0f", sig.Lag))
+	}
+	if len(bad) > 0 {
+		c.fail(v, "not recovered", "%s, %s after the last fault ended", strings.Join(bad, ", "), recoverWithin)
+	}
+}
+
+// stateExpected reports whether v's state is one a recovered resource may
+// show: ok; opaque_rv (non-integer RVs allow no RV math, fault or not);
+// ahead_of_head for a store that has not listed since a restore or listed
+// from a watch cache of the lost history (what it holds may be of that
+// history, and a watch resuming above etcd's revision gets only the
+// writes above it: docs/how-it-measures.md, RV regressions, "stays
+// ahead_of_head until it lists again"); no_bookmarks while a watch of it
+// gets none, or within the first bookmark's due time (a minute and 15 s)
+// after every watch of it began to (a watch whose cache began to move
+// past its start gets its first bookmark within a bookmark period).
+// docs/simulation.md: recovery, "state `ok` (`stateExpected`: ...)".
+func (c *Checker) stateExpected(v *resourceAt) bool {
+	firstBookmark := v.s.At.Sub(c.bookmarksAt[v.name]) <= time.Minute+15*time.Second
+	switch v.sig.State {
+	case catalog.StateOK, catalog.StateOpaqueRV:
+		return true
+	case catalog.StateAheadOfHead:
+		return v.lostHistory || v.listedInLoss
+	case catalog.StateNoBookmarks:
+		return !v.allBookmarks || firstBookmark
+	}
+	return false
+}
