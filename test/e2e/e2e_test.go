@@ -402,4 +402,3 @@ func (s *stack) waitFresh(t *testing.T, since time.Time) {
 		return true, nil
 	})
 }
-

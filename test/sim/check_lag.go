@@ -16,7 +16,26 @@ import "time"
 // nothing was missing for 2 minutes and every watch was live for 2.
 // Waivers: a watch cache serving a lost history (CachesLost),
 // measuredInLoss, unprovable.
+//
+// Rule "lag while idle", its sharp form for a resource nobody writes: an
+// idle resource whose store misses nothing and whose every watch is live is
+// exactly 0 behind, whatever the cluster's write rate elsewhere: its lag is
+// 0 or unknown. Idle is either of: pristine (nothing ever written to it,
+// no fault begun: from its first list on, its lists and bookmarks are all
+// it needs) or quiet (nothing written to it for idleFor, its store missing
+// nothing and every watch of it live, following and undisrupted for as
+// long, no fault active or ended within idleFor). Waivers: a fault within
+// idleFor (a slow or frozen path makes lag rise by design, and a fault's
+// effect outlives it by up to a proof period), a restore of its etcd so far
+// (a head read from a watch cache of the lost history measures against
+// another history), a watch cache serving a lost history (CachesLost).
 type lagInvariant struct{}
+
+// idleFor is how long a resource must have had no write, its store missing
+// nothing, every watch of it live and undisrupted and no fault anywhere,
+// before its RV lag must be exactly 0: longer than an event's lag may
+// stand before a proof shows the store caught up (healthyProof), with room.
+const idleFor = 3 * time.Minute
 
 func (lagInvariant) row() string { return "RV lag" }
 
@@ -36,6 +55,36 @@ func (lagInvariant) check(c *Checker, v *resourceAt) {
 	if sig.LagOK && sig.Lag > lagSLO && v.missing == 0 && v.liveFor > 2*time.Minute && now.Sub(c.missingAt[v.name]) > 2*time.Minute && !v.truth.CachesLost && !c.measuredInLoss(v) && !c.unprovable(v.r, now) {
 		c.fail(v, "lag while nothing missing", "RV lag %.0f while every watch is live and nothing is missing", sig.Lag)
 	}
+	if !sig.LagOK || sig.Lag == 0 || v.missing > 0 || v.liveFor == 0 || !v.truth.Exists || v.truth.CachesLost || c.restores[v.etcd] > 0 {
+		return
+	}
+	switch {
+	case !c.faultsBefore(now) && !c.writtenWithin(v.name, now, now.Sub(c.start)+time.Second):
+		c.fail(v, "lag while idle", "RV lag %.0f, but nothing was ever written to it, no fault began, its store misses nothing and every watch of it is live", sig.Lag)
+	case v.liveFor >= idleFor && now.Sub(c.missingAt[v.name]) >= idleFor && c.quiet(now, idleFor) && !c.writtenWithin(v.name, now, idleFor):
+		c.fail(v, "lag while idle", "RV lag %.0f, but nothing was written to it for %v, no fault since, its store misses nothing and every watch of it is live", sig.Lag, idleFor)
+	}
+}
+
+// writtenWithin reports whether anything may have been written to resource
+// name in the window before now: a load on it, the canary's writes, or a
+// deletion or re-creation of its CRD.
+func (c *Checker) writtenWithin(name string, now time.Time, window time.Duration) bool {
+	if c.h.Setup.Canary == name {
+		return true
+	}
+	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
+	for _, l := range c.h.Loads {
+		if l.Resource == name && l.Rate > 0 && l.Start <= to && l.End >= from {
+			return true
+		}
+	}
+	for _, f := range c.h.Faults {
+		if f.Kind == DeleteCRD && f.Resource == name && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return false
 }
 
 // lagProvable reports whether the monitor can tell, by now, that r's cache has

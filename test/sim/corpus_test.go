@@ -415,6 +415,13 @@ var corpus = []struct {
 		},
 	},
 	{
+		caught: "an idle resource at RV lag 1 after its initial list: its lag was measured against the head answered before the list ended, and a head probe answered a canary write while the list was in flight (CI's TestHABusyCluster saw it behind a balancer, fixed in 56fe2c5 by measuring against the head known when the list began; found again on that code with the sharp idle-lag oracle and lists that take up to 2 s, seed 500012 of a 1,500-history run, 4 of them failing, shrunk)",
+		h: History{Seed: 500012, Duration: 1 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}}, ListLatency: 2 * time.Second,
+				Resources: []Watched{resConfigMaps, resWidgets}},
+		},
+	},
+	{
 		caught: "an etcd restore (100 back, Reset) while the canary froze and the informers slowed: the first head probe after it answered above the informer's old RV, nothing showed the loss, and staleness fell to 3-14s while the cache lacked new-history writes below its RV (found by make test-sim's seed range 200001 on 4 December, not fixed yet)",
 		lie:    "configmaps", lieRule: "staleness below the truth",
 		h: History{Seed: 225497, Duration: 10 * time.Minute, Background: 0,

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,20 @@ var (
 	resMetrics    = Watched{ResourceSpec: model.ResourceSpec{Group: "metrics.example.io", Version: "v1", Plural: "samples", Kind: "Sample", Namespaced: true, Opaque: true}}
 	resNoBookmark = Watched{ResourceSpec: model.ResourceSpec{Group: "legacy.example.io", Version: "v1", Plural: "gadgets", Kind: "Gadget", Namespaced: true, NoBookmarks: true}}
 )
+
+// The dimensions of the world that random histories draw only when
+// Widened holds them (TestRandomHistories' -sim.widen): each found lies
+// that are not fixed yet (kept in the corpora), and joins the default draw
+// once they are.
+const (
+	WidenOrder     = "order"     // any resource first in --resources, `space:` omitted for a resource on its own etcd
+	WidenInformers = "informers" // an operator's informer of a resource beside the exporter's
+	WidenNoStart   = "nostart"   // the monitor's Start never called
+	WidenHTTP1     = "http1"     // every client on HTTP/1.1
+)
+
+// Widened holds the dimensions random histories draw beyond the default.
+var Widened = map[string]bool{}
 
 // Generate returns the random history of seed: a topology, a workload and
 // up to a few faults, each drawn from what clusters run and what goes
@@ -62,6 +77,44 @@ func Generate(seed uint64, dur time.Duration) History {
 		h.Faults = append(h.Faults, randomFault(rng, &h))
 	}
 	slices.SortFunc(h.Faults, func(a, b Fault) int { return int(a.Start - b.Start) })
+	// Dimensions drawn after the ones above, so that a seed keeps the
+	// topology, workload and faults it drew before they were added.
+	if rng.Float64() < 0.5 {
+		// kube-apiserver's cacher: its bookmarks trail a progress
+		// notification by up to its 1s dispatch tick
+		s.DispatchLag = time.Second
+	}
+	if rng.Float64() < 0.5 {
+		// a large resource's lists, or a busy server's, take seconds
+		s.ListLatency = 2 * time.Second
+	}
+	// Each is drawn whether or not Widened holds it, so that a seed's
+	// other draws stay the same when it is turned on.
+	order := slices.Clone(s.Resources)
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	if Widened[WidenOrder] {
+		// --resources in any order: the first resource of an RV space
+		// is its head probe's reference, which may be one on its own etcd
+		s.Resources = order
+	}
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if rng.Float64() < 0.5 && r.Space != "" && Widened[WidenOrder] {
+			// a resource on its own etcd without its `space:` (the
+			// README calls it optional): the monitor must find out
+			r.Space = ""
+		}
+		if rng.Float64() < 0.2 && Widened[WidenInformers] {
+			// an operator's informer of the resource beside the
+			// exporter's, measured through Monitor.Instrument on a
+			// connection of its own
+			r.Informers = []Informer{{}, {Host: HostController, Embedded: true}}
+		}
+	}
+	// a library user who never runs the monitor's Start
+	s.NoStart = rng.Float64() < 0.05 && Widened[WidenNoStart]
+	// clients on HTTP/1.1 (DISABLE_HTTP2, or a proxy that downgrades)
+	s.HTTP1 = rng.Float64() < 0.25 && Widened[WidenHTTP1]
 	return h
 }
 
@@ -101,7 +154,20 @@ func (h History) GoString() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "History{Seed: %d, Duration: %s, Background: %g,\n", h.Seed, goDuration(h.Duration), h.Background)
 	s := h.Setup
-	fmt.Fprintf(&b, "\tSetup: Setup{Servers: %d, NoFreshnessReads: %v, Canary: %q, Etcds: %#v,\n\t\tResources: []Watched{", s.Servers, s.NoFreshnessReads, s.Canary, s.Etcds)
+	fmt.Fprintf(&b, "\tSetup: Setup{Servers: %d, NoFreshnessReads: %v, Canary: %q, Etcds: %#v,", s.Servers, s.NoFreshnessReads, s.Canary, s.Etcds)
+	if s.DispatchLag != 0 {
+		fmt.Fprintf(&b, " DispatchLag: %s,", goDuration(s.DispatchLag))
+	}
+	if s.ListLatency != 0 {
+		fmt.Fprintf(&b, " ListLatency: %s,", goDuration(s.ListLatency))
+	}
+	if s.NoStart {
+		b.WriteString(" NoStart: true,")
+	}
+	if s.HTTP1 {
+		b.WriteString(" HTTP1: true,")
+	}
+	b.WriteString("\n\t\tResources: []Watched{")
 	for _, r := range s.Resources {
 		fmt.Fprintf(&b, "%s, ", resVar(r))
 	}
@@ -117,11 +183,21 @@ func (h History) GoString() string {
 	return b.String()
 }
 
+// resVar renders r as Go source: the name of the variable it is, or one of
+// their specs with the monitor's configuration of it.
 func resVar(r Watched) string {
 	for name, v := range map[string]Watched{"resConfigMaps": resConfigMaps, "resSecrets": resSecrets, "resWidgets": resWidgets, "resDeploys": resDeploys, "resEvents": resEvents, "resMetrics": resMetrics, "resNoBookmark": resNoBookmark} {
-		if v.Name() == r.Name() {
+		if v.Name() != r.Name() {
+			continue
+		}
+		if reflect.DeepEqual(v, r) {
 			return name
 		}
+		var ins []string
+		for _, in := range r.Informers {
+			ins = append(ins, fmt.Sprintf("{Host: %q, Embedded: %v, SlowStore: %s}", in.Host, in.Embedded, goDuration(in.SlowStore)))
+		}
+		return fmt.Sprintf("{ResourceSpec: %s.ResourceSpec, Space: %q, Informers: []Informer{%s}}", name, r.Space, strings.Join(ins, ", "))
 	}
 	return fmt.Sprintf("%#v", r)
 }

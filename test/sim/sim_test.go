@@ -3,17 +3,34 @@ package sim
 import (
 	"flag"
 	"strings"
-
-	"github.com/rvsync-slo/rvsync-slo/slo"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 var (
 	histories = flag.Int("sim.histories", 0, "random histories to run (0: the tier's budget, see budget)")
 	firstSeed = flag.Uint64("sim.seed", 1, "seed of the first random history")
 	longest   = flag.Duration("sim.duration", 0, "longest random history (0: the tier's budget, see budget)")
+	widen     = flag.String("sim.widen", "", "comma-separated dimensions random histories draw beyond the default (Widen* in generate.go: order, informers, nostart, http1)")
 )
+
+// widened applies -sim.widen (flags are parsed by the time a test runs).
+func widened(t *testing.T) {
+	for _, d := range strings.Split(*widen, ",") {
+		switch d {
+		case "":
+		case WidenOrder, WidenInformers, WidenNoStart, WidenHTTP1:
+			Widened[d] = true
+		default:
+			t.Fatalf("-sim.widen: no dimension %q (want order, informers, nostart, http1)", d)
+		}
+	}
+}
 
 // budget is how many random histories a run checks, and how long the
 // longest lasts, unless -sim.histories and -sim.duration say: make
@@ -40,6 +57,7 @@ func budget() (n int, dur time.Duration) {
 }
 
 func TestRandomHistories(t *testing.T) {
+	widened(t)
 	start := time.Now()
 	failed := 0
 	var excess time.Duration
@@ -97,6 +115,7 @@ var (
 // whole history at every step), and TestPageCorpus already judges pages on
 // every edit; make test runs 10, make test-sim 1,000.
 func TestRandomPages(t *testing.T) {
+	widened(t)
 	n := *pageHistories
 	if n < 0 {
 		switch {
@@ -150,12 +169,14 @@ var (
 	trace = flag.String("sim.trace", "configmaps", "TestSeed: the resource whose signals and truth to log at every scrape")
 	runs  = flag.Int("sim.runs", 1, "TestSeed: run the history this many times (the first traced) and say how many runs broke an invariant: a seed replays, so all or none should")
 	// shrinkIt is what turns a failing seed into a corpus entry.
-	shrinkIt = flag.Bool("sim.shrink", false, "TestSeed: when the history fails, shrink it to the smallest history that still breaks its first invariant and log it as Go source")
+	verbosity = flag.Int("sim.v", 0, "TestSeed: log the monitor's own logs up to this verbosity (2: every head sample and canary write with its verdict)")
+	shrinkIt  = flag.Bool("sim.shrink", false, "TestSeed: when the history fails, shrink it to the smallest history that still breaks its first invariant and log it as Go source")
 )
 
 // TestSeed runs one random history and logs, at every scrape, the signals
 // of one resource beside the truth: how to read a failing seed.
 func TestSeed(t *testing.T) {
+	widened(t)
 	var h History
 	switch {
 	case *one != 0:
@@ -182,6 +203,10 @@ func TestSeed(t *testing.T) {
 		t.Skip("-sim.one=SEED runs that random history, -sim.lie=TEXT the lie whose name holds TEXT, -sim.corpus=SEED the corpus history of that seed")
 	}
 	t.Logf("%#v", h)
+	if *verbosity > 0 {
+		monitorLog = funcr.New(func(prefix, args string) { t.Log(prefix, args) }, funcr.Options{Verbosity: *verbosity})
+		defer func() { monitorLog = logr.Discard() }()
+	}
 	var scrapes []Scrape
 	chk, err := runHistory(t, h, func(s Scrape) {
 		scrapes = append(scrapes, s)

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,9 @@ const (
 	HostInformers = "informers" // the exporter's informers and their freshness reads
 	HostProbe     = "probe"     // the head probe (and an embedded informer's freshness reads)
 	HostCanary    = "canary"    // the canary's writes
+	// HostController is an operator's client: its informers, measured
+	// through Monitor.Instrument (their freshness reads ride HostProbe)
+	HostController = "ctrl"
 )
 
 // Informer is one informer of a watched resource.
@@ -91,6 +95,21 @@ type Setup struct {
 	// Pins pins connections (by host) to API servers; the others go
 	// round-robin.
 	Pins map[string]int
+	// DispatchLag: the watch caches' dispatchers trail a progress
+	// notification by up to this much (model.Config.DispatchLag; 0: none).
+	DispatchLag time.Duration
+	// ListLatency: an informer's lists take up to this much longer than
+	// the path's latency (model.Config.ListLatency; 0: none).
+	ListLatency time.Duration
+	// HTTP1: every client speaks HTTP/1.1 (DISABLE_HTTP2, or a proxy that
+	// downgrades): each request of a client may take another connection,
+	// which the balancer may place on another API server
+	// (model.Tx.SetHTTP1); otherwise HTTP/2, one connection per client.
+	HTTP1 bool
+	// NoStart: the monitor's Start never runs (a library user who
+	// registers the collectors but never adds the monitor to a manager):
+	// no head probe, no freshness reads, no draining of the stores.
+	NoStart bool
 }
 
 func (s *Setup) defaults() {
@@ -215,7 +234,7 @@ func Run(t *testing.T, setup Setup, seed uint64, dur time.Duration, script func(
 
 func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World), onScrape func(Scrape)) error {
 	setup.defaults()
-	c := model.New(model.Config{Seed: seed, Servers: max(1, setup.Servers)})
+	c := model.New(model.Config{Seed: seed, Servers: max(1, setup.Servers), DispatchLag: setup.DispatchLag, ListLatency: setup.ListLatency})
 	main := model.EtcdSpec{Name: model.MainEtcd, Revision: 1000, ProgressNotify: 5 * time.Second}
 	for _, e := range setup.Etcds {
 		if e.Name == model.MainEtcd {
@@ -232,12 +251,17 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		if setup.Canary != "" {
 			tx.Create(setup.Canary, CanaryNamespace, CanaryName, nil)
 		}
+		if setup.HTTP1 {
+			for _, host := range []string{HostInformers, HostProbe, HostCanary, HostController} {
+				tx.SetHTTP1(host, true)
+			}
+		}
 		for host, server := range setup.Pins {
 			tx.Pin(host, server)
 		}
 	})
 	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape, Informers: map[string][]cache.SharedIndexInformer{}, notified: map[cache.SharedIndexInformer]*atomic.Int64{}}
-	w.Monitor = probe.New(probe.Options{HeadProbe: w.config(HostProbe), ProbeInterval: setup.ProbeInterval, NoFreshnessReads: setup.NoFreshnessReads})
+	w.Monitor = probe.New(probe.Options{HeadProbe: w.config(HostProbe), ProbeInterval: setup.ProbeInterval, NoFreshnessReads: setup.NoFreshnessReads, Logger: monitorLog})
 	w.reg = prometheus.NewRegistry()
 	if err := w.Monitor.Register(w.reg); err != nil {
 		return err
@@ -289,7 +313,9 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		}
 		start(func() { canary.Run(ctx) })
 	}
-	start(func() { _ = w.Monitor.Start(ctx) })
+	if !setup.NoStart {
+		start(func() { _ = w.Monitor.Start(ctx) })
+	}
 	if script != nil {
 		script(w)
 	}
@@ -317,6 +343,11 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 	wg.Wait()
 	return w.err
 }
+
+// monitorLog receives the monitor's logs (TestSeed's -sim.v sets it; a
+// discarding logger otherwise): its traces at verbosity 2 say what each head
+// sample and canary write meant.
+var monitorLog = logr.Discard()
 
 // Go runs f in the history's bubble, as a client of the model would (f may
 // sleep and make requests); ctx ends with the history, which waits for f.

@@ -60,9 +60,16 @@ func (tx *Tx) Stop(i int) {
 		wc.closeAll(t, errConnReset)
 	}
 	s.caches = map[string]*watchCache{}
-	for _, cn := range tx.c.conns {
-		if cn.server == s {
-			cn.server, cn.disrupted = nil, t // its next requests reach another server
+	for _, host := range slices.Sorted(maps.Keys(tx.c.hosts)) {
+		for _, cn := range slices.Clone(tx.c.hosts[host].conns) {
+			if cn.server == s {
+				// its next requests reach another server (HTTP/1.1: it
+				// closed; the next request dials a new one)
+				cn.server, cn.disrupted, cn.h.disrupted = nil, t, t
+				if cn.h.pooled {
+					tx.c.closeLocked(cn)
+				}
+			}
 		}
 	}
 }
@@ -120,10 +127,13 @@ type watchCache struct {
 	srv *APIServer
 	res *Resource
 	// rv is the revision it is known to hold everything up to (the
-	// cacher's lastProcessedResourceVersion): its last event's, or a later
+	// revision a consistent read waits for): its last event's, or a later
 	// progress notification's; pos, the etcd revision whose events it has
-	// processed.
-	rv, pos uint64
+	// processed; dispatched, the revision its dispatcher last processed
+	// (the cacher's lastProcessedResourceVersion, which its periodic
+	// bookmarks carry): an event's at once, a progress notification's up
+	// to Config.DispatchLag later.
+	rv, pos, dispatched uint64
 	// floor: a watch from a revision below it gets 410 Expired (the
 	// events after it are no longer kept).
 	floor uint64
@@ -141,7 +151,7 @@ type watchCache struct {
 }
 
 func newWatchCache(s *APIServer, r *Resource, t time.Time) *watchCache {
-	return &watchCache{srv: s, res: r, rv: r.etcd.rev, pos: r.etcd.rev, floor: r.etcd.rev, last: r.lastWritesLocked()}
+	return &watchCache{srv: s, res: r, rv: r.etcd.rev, pos: r.etcd.rev, dispatched: r.etcd.rev, floor: r.etcd.rev, last: r.lastWritesLocked()}
 }
 
 // minWindowEvents is how many events the cache keeps whatever their age
@@ -157,7 +167,7 @@ func (wc *watchCache) event(w *Write, t time.Time) {
 }
 
 func (wc *watchCache) apply(w *Write, t time.Time) {
-	wc.pos, wc.rv = w.Rev, w.Rev
+	wc.pos, wc.rv, wc.dispatched = w.Rev, w.Rev, w.Rev
 	wc.last[w.Key] = w
 	wc.window = append(wc.window, w)
 	cut := t.Add(-wc.srv.c.cfg.WatchCacheWindow)
@@ -176,10 +186,21 @@ func (wc *watchCache) apply(w *Write, t time.Time) {
 
 // progress handles a progress notification of etcd: nothing of this
 // resource happened up to etcd's current revision.
-func (wc *watchCache) progress(time.Time) {
-	if e := wc.res.etcd; !wc.stuck && e.rev > wc.pos {
-		wc.pos, wc.rv = e.rev, e.rev
+func (wc *watchCache) progress(t time.Time) {
+	e := wc.res.etcd
+	if wc.stuck || e.rev <= wc.pos {
+		return
 	}
+	wc.pos, wc.rv = e.rev, e.rev
+	c := wc.srv.c
+	if c.cfg.DispatchLag <= 0 {
+		wc.dispatched = wc.rv
+		return
+	}
+	rv := wc.rv
+	c.scheduleLocked(t.Add(time.Duration(c.dispatch.Int64N(int64(c.cfg.DispatchLag)))), func(time.Time) {
+		wc.dispatched = max(wc.dispatched, rv)
+	})
 }
 
 // catchUp replays what a stuck cache missed, then takes etcd's revision.
@@ -252,20 +273,25 @@ func (wt *watcher) send(w *Write, t time.Time) {
 	wt.stream.push(encodeEvent(w.Type, wt.wc.res, obj, wt.meta, ""), t.Add(wt.delay()), eventEffect(wt.conn.host, w))
 }
 
-func (wt *watcher) delay() time.Duration { return wt.wc.srv.latency + wt.conn.latency }
+func (wt *watcher) delay() time.Duration { return wt.wc.srv.latency + wt.conn.h.latency }
 
 // bookmark sends a bookmark at the cache's revision; initial, when not
 // nil, is the snapshot of a watch-list's initial events, which the
 // initial-events-end bookmark completes.
 //
-// A periodic bookmark carries the cache's revision and is sent only when
-// that is above the revision the watch started from (kube-apiserver's
+// A periodic bookmark carries the revision the cache's dispatcher last
+// processed (which trails a progress notification by up to
+// Config.DispatchLag) and is sent only when that is above the revision the
+// watch started from (kube-apiserver's
 // cacheWatcher drops the others): a watch opened at the cache's current
 // revision gets none until the cache moves (an event, or a progress
 // notification after other writes to its etcd), and a watch from a
 // revision the cache has not reached gets none until it does.
 func (wt *watcher) bookmark(t time.Time, initial map[string]*Write) {
-	rv := wt.wc.rv
+	rv := wt.wc.dispatched
+	if initial != nil {
+		rv = wt.wc.rv // a watch-list's initial state is the cache's
+	}
 	if initial == nil && rv <= wt.start {
 		return
 	}

@@ -29,6 +29,22 @@ type Config struct {
 	// back to etcd (a consistent List) or fails with "too large resource
 	// version" (a watch).
 	FreshWait time.Duration
+	// DispatchLag bounds how long after a watch cache learns a revision
+	// from a progress notification (etcd's, or one a consistent read asked
+	// for) its dispatcher has processed it: kube-apiserver's cacher sends
+	// periodic bookmarks at the revision its dispatcher last processed, so
+	// a bookmark due in that time carries the older one. Each notification
+	// draws its lag in [0, DispatchLag) from a source of its own; 0 (the
+	// default) dispatches at once.
+	DispatchLag time.Duration
+	// ListLatency bounds how much longer than the server's and the
+	// connection's latency an informer's List (every page but a one-item
+	// read's) and a watch-list's initial state take to arrive, drawn per
+	// list in [0, ListLatency) from a source of its own: a large
+	// resource's list, or a busy server. Its snapshot is the revision it
+	// was served at, so a head sample can answer a newer revision while it
+	// is in flight. 0 (the default): none.
+	ListLatency time.Duration
 }
 
 func (c *Config) defaults() {
@@ -58,10 +74,12 @@ type Cluster struct {
 	mu        sync.Mutex
 	rng       *rand.Rand
 	turns     *rand.Rand // draws each wake-up's turn (turnLocked)
+	dispatch  *rand.Rand // draws each progress notification's dispatch lag
+	lists     *rand.Rand // draws each list's latency (listLatencyLocked)
 	etcds     map[string]*etcd
 	resources map[string]*Resource
 	servers   []*APIServer
-	conns     map[string]*conn
+	hosts     map[string]*hostConns
 	nextConn  int // round-robin position of the balancer
 	queue     actionQueue
 	seq       int // global order of writes and actions
@@ -78,9 +96,11 @@ func New(cfg Config) *Cluster {
 		cfg:       cfg,
 		rng:       rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		turns:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xd1b54a32d192ed03)),
+		dispatch:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x94d049bb133111eb)),
+		lists:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0xbf58476d1ce4e5b9)),
 		etcds:     map[string]*etcd{},
 		resources: map[string]*Resource{},
-		conns:     map[string]*conn{},
+		hosts:     map[string]*hostConns{},
 	}
 	c.AddEtcd(EtcdSpec{Name: MainEtcd, Revision: 1000})
 	for i := range cfg.Servers {
@@ -114,6 +134,15 @@ const maxTurn = time.Millisecond
 // model's other draws stay what they were.
 func (c *Cluster) turnLocked() time.Duration {
 	return 1 + time.Duration(c.turns.Int64N(int64(maxTurn)))
+}
+
+// listLatencyLocked draws one list's latency beyond the server's and the
+// connection's (Config.ListLatency).
+func (c *Cluster) listLatencyLocked() time.Duration {
+	if c.cfg.ListLatency <= 0 {
+		return 0
+	}
+	return time.Duration(c.lists.Int64N(int64(c.cfg.ListLatency)))
 }
 
 // action is work scheduled at a time.

@@ -9,38 +9,134 @@ import (
 	"time"
 )
 
-// conn is a client's connection: every request from one host name of a
-// client configuration (client-go shares one HTTP/2 connection between
-// the clients of equal configurations). The load balancer pins it to an
-// API server on its first request, round-robin, until the server goes
-// down or the connection is dropped.
-type conn struct {
-	host    string
-	server  *APIServer
-	pin     int // server the simulation pinned it to, -1: any
-	frozen  bool
-	thaw    chan struct{} // closed when the connection thaws
+// hostConns are the connections of one client host (the clients of one
+// rest.Config: client-go shares a transport between equal configurations)
+// and what the simulation does to all of them.
+//
+// On HTTP/2 (client-go's default) one connection carries every request and
+// watch of the host. On HTTP/1.1 (DISABLE_HTTP2, or a proxy that
+// downgrades) a connection carries one request at a time: a request takes
+// an idle connection of the host's pool, the one used last first as Go's
+// transport does, or dials a new one; a watch holds its connection until
+// it ends. The load balancer places each new connection on an API server,
+// round-robin, and pins it there until the server goes down or the
+// connection is dropped: on HTTP/1.1 the requests of one client reach
+// several servers.
+type hostConns struct {
+	name   string
+	pooled bool    // HTTP/1.1
+	conns  []*conn // every open connection, in the order they were dialled
+	idle   []*conn // HTTP/1.1: the idle ones, the one used last at the end
+	pin    int     // server the simulation pinned the host to, -1: any
+	frozen bool
+	thaw   chan struct{} // closed when the host's connections thaw
+	// latency delays every response and watch event on the host's
+	// connections
 	latency time.Duration
 	refuse  int  // HTTP status that answers every request but watches; 0: none
 	hang    bool // every request but watches hangs until the client gives up
 	// only, when set, limits refuse and hang to the requests for one
 	// resource
-	only    string
+	only string
+	// disrupted is when a connection of the host was last frozen, thawed,
+	// dropped or slowed: a connection dialled later starts with it, as
+	// the host's one HTTP/2 connection keeps it across reconnections
+	disrupted time.Time
+}
+
+// conn is one TCP connection of a host.
+type conn struct {
+	h       *hostConns
+	host    string
+	server  *APIServer
 	streams []*stream
 	// disrupted is when the connection was last frozen, thawed, dropped
 	// or slowed
 	disrupted time.Time
+	idleAt    time.Time // HTTP/1.1: when it went back to the pool
 }
 
 var errConnReset = errors.New("read: connection reset by peer")
 
-func (c *Cluster) connLocked(host string) *conn {
-	cn := c.conns[host]
-	if cn == nil {
-		cn = &conn{host: host, pin: -1}
-		c.conns[host] = cn
+// idleConnTimeout is how long an idle HTTP/1.1 connection stays in the pool
+// (client-go's transports: 90s).
+const idleConnTimeout = 90 * time.Second
+
+func (c *Cluster) hostLocked(host string) *hostConns {
+	h := c.hosts[host]
+	if h == nil {
+		h = &hostConns{name: host, pin: -1}
+		c.hosts[host] = h
 	}
+	return h
+}
+
+// connOfLocked returns a connection of host h for a request: HTTP/2's one
+// connection, or on HTTP/1.1 an idle one of the pool (the last used) or a
+// new one. releaseLocked gives an HTTP/1.1 connection back.
+func (c *Cluster) connOfLocked(h *hostConns) *conn {
+	if !h.pooled {
+		if len(h.conns) == 0 {
+			h.conns = append(h.conns, &conn{h: h, host: h.name})
+		}
+		return h.conns[0]
+	}
+	t := now()
+	for len(h.idle) > 0 {
+		cn := h.idle[len(h.idle)-1]
+		h.idle = h.idle[:len(h.idle)-1]
+		if cn.server != nil && t.Sub(cn.idleAt) < idleConnTimeout {
+			return cn
+		}
+		c.closeLocked(cn)
+	}
+	cn := &conn{h: h, host: h.name, disrupted: h.disrupted}
+	h.conns = append(h.conns, cn)
 	return cn
+}
+
+// releaseLocked ends a request's use of cn: on HTTP/1.1 it goes back to the
+// pool, unless it was dropped.
+func (c *Cluster) releaseLocked(cn *conn) {
+	if !cn.h.pooled {
+		return
+	}
+	if cn.server == nil {
+		c.closeLocked(cn)
+		return
+	}
+	cn.idleAt = now()
+	cn.h.idle = append(cn.h.idle, cn)
+}
+
+// closeLocked removes an HTTP/1.1 connection from its host.
+func (c *Cluster) closeLocked(cn *conn) {
+	h := cn.h
+	h.conns = slices.DeleteFunc(h.conns, func(x *conn) bool { return x == cn })
+	h.idle = slices.DeleteFunc(h.idle, func(x *conn) bool { return x == cn })
+}
+
+// watchConnLocked returns the connection that carries the watch of res of
+// host (HTTP/2: its one connection, watch or not), or nil.
+func (c *Cluster) watchConnLocked(host, res string) *conn {
+	h := c.hosts[host]
+	if h == nil || len(h.conns) == 0 {
+		return nil
+	}
+	if !h.pooled {
+		return h.conns[0]
+	}
+	for _, cn := range h.conns {
+		if cn.server == nil || cn.server.caches[res] == nil {
+			continue
+		}
+		for _, wt := range cn.server.caches[res].watchers {
+			if wt.conn == cn && !wt.done {
+				return cn
+			}
+		}
+	}
+	return nil
 }
 
 // route returns the server of a connection, pinning it first if needed;
@@ -50,8 +146,8 @@ func (c *Cluster) routeLocked(cn *conn) *APIServer {
 		return cn.server
 	}
 	cn.server = nil
-	if cn.pin >= 0 {
-		if s := c.servers[cn.pin]; s.up {
+	if pin := cn.h.pin; pin >= 0 {
+		if s := c.servers[pin]; s.up {
 			cn.server = s
 		}
 		return cn.server
@@ -67,61 +163,75 @@ func (c *Cluster) routeLocked(cn *conn) *APIServer {
 	return nil
 }
 
-// Pin makes the connection of host go to API server i (the balancer is
-// forced, as a test pins a client to one server); its open streams break
-// if it was elsewhere.
+// SetHTTP1 makes the clients of host speak HTTP/1.1 (pooled true: a pool
+// of connections, each placed by the balancer) or HTTP/2 (one connection),
+// before their first request.
+func (tx *Tx) SetHTTP1(host string, pooled bool) { tx.c.hostLocked(host).pooled = pooled }
+
+// Pin makes the connections of host go to API server i (the balancer is
+// forced, as a test pins a client to one server); open streams elsewhere
+// break.
 func (tx *Tx) Pin(host string, i int) {
-	cn := tx.c.connLocked(host)
-	cn.pin = i
-	if cn.server != nil && cn.server.ID != i {
-		tx.dropLocked(cn)
+	h := tx.c.hostLocked(host)
+	h.pin = i
+	for _, cn := range slices.Clone(h.conns) {
+		if cn.server != nil && cn.server.ID != i {
+			tx.dropLocked(cn)
+		}
 	}
 }
 
-// ServerOf returns the API server the connection of host is pinned to,
-// or -1.
-func (tx *Tx) ServerOf(host string) int {
-	if cn := tx.c.conns[host]; cn != nil && cn.server != nil {
-		return cn.server.ID
-	}
-	return -1
-}
-
-// Freeze makes the connection of host half-open (frozen true): requests
+// Freeze makes the connections of host half-open (frozen true): requests
 // hang, watch events wait. Thawing delivers what waited, or with reset,
-// breaks the connection instead (its watches end with an error; the next
-// request opens a new connection, possibly to another server).
+// breaks the connections instead (their watches end with an error; the
+// next request opens a new connection, possibly to another server).
 func (tx *Tx) Freeze(host string, frozen, reset bool) {
-	cn := tx.c.connLocked(host)
-	if cn.frozen == frozen {
+	h := tx.c.hostLocked(host)
+	if h.frozen == frozen {
 		return
 	}
-	cn.frozen, cn.disrupted = frozen, now()
+	h.frozen = frozen
+	t := now()
+	h.disrupted = t
+	for _, cn := range h.conns {
+		cn.disrupted = t
+	}
 	if frozen {
-		cn.thaw = make(chan struct{})
-		for _, s := range cn.streams {
-			s.setFrozen(true)
+		h.thaw = make(chan struct{})
+		for _, cn := range h.conns {
+			for _, s := range cn.streams {
+				s.setFrozen(true)
+			}
 		}
 		return
 	}
-	close(cn.thaw)
+	close(h.thaw)
 	if reset {
-		tx.dropLocked(cn)
+		for _, cn := range slices.Clone(h.conns) {
+			tx.dropLocked(cn)
+		}
 	}
-	for _, s := range cn.streams {
-		s.setFrozen(false)
+	for _, cn := range h.conns {
+		for _, s := range cn.streams {
+			s.setFrozen(false)
+		}
 	}
 }
 
-// Drop breaks the connection of host.
-func (tx *Tx) Drop(host string) { tx.dropLocked(tx.c.connLocked(host)) }
+// Drop breaks the connections of host.
+func (tx *Tx) Drop(host string) {
+	for _, cn := range slices.Clone(tx.c.hostLocked(host).conns) {
+		tx.dropLocked(cn)
+	}
+}
 
 func (tx *Tx) dropLocked(cn *conn) {
 	t := now()
-	cn.disrupted = t
+	cn.disrupted, cn.h.disrupted = t, t
 	if cn.server != nil {
 		for _, wc := range cn.server.cachesInOrder() {
-			for _, wt := range wc.watchers {
+			// (end takes the watcher out of wc.watchers)
+			for _, wt := range slices.Clone(wc.watchers) {
 				if wt.conn == cn {
 					wt.end(t, errConnReset)
 				}
@@ -129,36 +239,44 @@ func (tx *Tx) dropLocked(cn *conn) {
 		}
 	}
 	cn.server = nil
+	if cn.h.pooled {
+		tx.c.closeLocked(cn)
+	}
 }
 
-// SetConnLatency delays every response and watch event on the connection
-// of host by d.
+// SetConnLatency delays every response and watch event on the
+// connections of host by d.
 func (tx *Tx) SetConnLatency(host string, d time.Duration) {
-	cn := tx.c.connLocked(host)
-	cn.latency, cn.disrupted = d, now()
+	h := tx.c.hostLocked(host)
+	h.latency, h.disrupted = d, now()
+	for _, cn := range h.conns {
+		cn.disrupted = h.disrupted
+	}
 }
 
-// Refuse answers every request but watches on the connection of host
+// Refuse answers every request but watches on the connections of host
 // (for resource res only, unless res is "") with HTTP status code (429,
 // 403, 500...; 0 stops refusing).
 func (tx *Tx) Refuse(host, res string, code int) {
-	cn := tx.c.connLocked(host)
-	cn.refuse, cn.only = code, res
+	h := tx.c.hostLocked(host)
+	h.refuse, h.only = code, res
 }
 
-// Hang makes every request but watches on the connection of host (for
+// Hang makes every request but watches on the connections of host (for
 // resource res only, unless res is "") hang until the client gives up.
 func (tx *Tx) Hang(host, res string, hang bool) {
-	cn := tx.c.connLocked(host)
-	cn.hang, cn.only = hang, res
+	h := tx.c.hostLocked(host)
+	h.hang, h.only = hang, res
 }
 
 // Close ends every watch stream: the history is over.
 func (c *Cluster) Close() {
 	c.mu.Lock()
 	var all []*stream
-	for _, host := range slices.Sorted(maps.Keys(c.conns)) {
-		all = append(all, c.conns[host].streams...)
+	for _, host := range slices.Sorted(maps.Keys(c.hosts)) {
+		for _, cn := range c.hosts[host].conns {
+			all = append(all, cn.streams...)
+		}
 	}
 	c.mu.Unlock()
 	for _, s := range all {

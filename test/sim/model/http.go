@@ -49,9 +49,9 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	c.mu.Lock()
 	c.advanceLocked(now())
-	cn := c.connLocked(req.URL.Host)
-	for cn.frozen {
-		thaw, turn := cn.thaw, c.turnLocked()
+	h := c.hostLocked(req.URL.Host)
+	for h.frozen {
+		thaw, turn := h.thaw, c.turnLocked()
 		c.mu.Unlock()
 		select {
 		case <-ctx.Done():
@@ -63,8 +63,10 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.mu.Lock()
 		c.advanceLocked(now())
 	}
+	cn := c.connOfLocked(h)
 	srv := c.routeLocked(cn)
 	if srv == nil {
+		c.releaseLocked(cn)
 		c.mu.Unlock()
 		// as the dialer reports it: client-go tells a refused connection
 		// (an API server down) by ECONNREFUSED, and its reflector retries
@@ -72,28 +74,37 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	}
 	r, aerr := c.parseLocked(req, body)
-	if aerr == nil && r.verb != "watch" && (cn.only == "" || cn.only == r.res.Name) {
+	if aerr == nil && r.verb == "watch" {
+		return c.watchLocked(ctx, req, cn, srv, r) // unlocks; the watch holds cn until it ends
+	}
+	// every other request holds its connection until its answer arrived
+	defer func() {
+		c.mu.Lock()
+		c.releaseLocked(cn)
+		c.mu.Unlock()
+	}()
+	if aerr == nil && (h.only == "" || h.only == r.res.Name) {
 		switch {
-		case cn.hang:
+		case h.hang:
 			c.mu.Unlock()
 			<-ctx.Done()
 			return nil, ctx.Err()
-		case cn.refuse != 0:
-			aerr = &apiError{Code: cn.refuse, Reason: http.StatusText(cn.refuse), Message: "refused by the simulation"}
+		case h.refuse != 0:
+			aerr = &apiError{Code: h.refuse, Reason: http.StatusText(h.refuse), Message: "refused by the simulation"}
 		}
 	}
 	// an answer reaches the client a turn late, so that a write's answer
 	// and its watch event, due at one instant, come in the seed's order
-	delay := srv.latency + cn.latency + c.turnLocked()
+	delay := srv.latency + h.latency + c.turnLocked()
 	if aerr != nil {
 		c.mu.Unlock()
-		return respond(ctx, req, delay, aerr.Code, aerr.status())
+		return respond(ctx, req, h, delay, aerr.Code, aerr.status())
 	}
-	if r.verb == "watch" {
-		return c.watchLocked(ctx, req, cn, srv, r) // unlocks
+	if r.verb == "list" && r.q["limit"] != "1" {
+		delay += c.listLatencyLocked()
 	}
 	code, out, e := c.serveLocked(ctx, cn, srv, r) // unlocks
-	resp, err := respond(ctx, req, delay, code, out)
+	resp, err := respond(ctx, req, h, delay, code, out)
 	if err == nil && e != nil {
 		c.mu.Lock()
 		e(c, now())
@@ -102,8 +113,9 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// respond answers after delay, unless the client gives up first.
-func respond(ctx context.Context, req *http.Request, delay time.Duration, code int, body []byte) (*http.Response, error) {
+// respond answers after delay, unless the client gives up first, in host
+// h's protocol.
+func respond(ctx context.Context, req *http.Request, h *hostConns, delay time.Duration, code int, body []byte) (*http.Response, error) {
 	if delay > 0 {
 		select {
 		case <-ctx.Done():
@@ -126,13 +138,27 @@ func respond(ctx context.Context, req *http.Request, delay time.Duration, code i
 			header.Set("Retry-After", strconv.Itoa(st.Details.RetryAfterSeconds))
 		}
 	}
-	return &http.Response{
+	return response{
 		StatusCode: code, Status: strconv.Itoa(code) + " " + http.StatusText(code),
 		Header:        header,
 		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
-		Request:       req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-	}, nil
+		Request:       req,
+	}.withProto(h), nil
+}
+
+// response is an http.Response under construction.
+type response http.Response
+
+// withProto sets the protocol of host h's connections: HTTP/1.1 when
+// pooled, else HTTP/2.0 (what a client can read of it).
+func (r response) withProto(h *hostConns) *http.Response {
+	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/2.0", 2, 0
+	if h.pooled {
+		r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
+	}
+	resp := http.Response(r)
+	return &resp
 }
 
 // parseLocked maps a request to a resource and a verb.
@@ -387,16 +413,23 @@ func (c *Cluster) waitLocked(ctx context.Context, cond func() bool) bool {
 
 var errNoCache = errors.New("no watch cache")
 
-// watchLocked starts a watch (or a watch-list) and returns its streaming
-// response; it unlocks the model.
+// watchLocked starts a watch (or a watch-list) on cn and returns its
+// streaming response; it unlocks the model. The watch holds cn until its
+// stream is closed.
 func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, srv *APIServer, r *request) (*http.Response, error) {
 	res := r.res
 	wc := srv.caches[res.Name]
 	if wc == nil {
+		c.releaseLocked(cn)
 		c.mu.Unlock()
 		return nil, errNoCache
 	}
 	st := c.newStreamLocked()
+	release := func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.releaseLocked(cn)
+	}
 	wt := &watcher{wc: wc, conn: cn, stream: st, meta: r.meta, namespace: r.namespace, bookmarks: r.q["allowWatchBookmarks"] == "true"}
 	t := now()
 	if s, err := strconv.Atoi(r.q["timeoutSeconds"]); err == nil && s > 0 {
@@ -406,10 +439,11 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 	from, ok := res.parseRV(rvs)
 	initial := r.q["sendInitialEvents"] == "true"
 	fail := func(e *apiError) (*http.Response, error) {
-		st.push(e.event(), now().Add(srv.latency+cn.latency), nil)
-		st.finish(now().Add(srv.latency + cn.latency))
+		st.push(e.event(), now().Add(srv.latency+cn.h.latency), nil)
+		st.finish(now().Add(srv.latency + cn.h.latency))
+		st.onClose = release
 		c.mu.Unlock()
-		return streamResponse(req, st), nil
+		return streamResponse(req, cn.h, st), nil
 	}
 	switch {
 	case !ok:
@@ -431,6 +465,7 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 		// backup gets the new history's writes above its old RV only).
 	}
 	if !srv.up || srv.caches[res.Name] != wc {
+		c.releaseLocked(cn)
 		c.mu.Unlock()
 		return nil, errConnReset
 	}
@@ -438,16 +473,20 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 	switch {
 	case initial || from == 0:
 		snap := snapshot(wc.last, r.namespace)
+		var extra time.Duration // a watch-list's initial state is a list
+		if initial {
+			extra = c.listLatencyLocked()
+		}
 		for _, o := range liveObjects(snap, "") {
 			var e effect
 			if !initial {
 				e = eventEffect(cn.host, snap[o.Key()])
 			}
-			st.push(encodeEvent(Added, res, o, r.meta, ""), t.Add(wt.delay()), e)
+			st.push(encodeEvent(Added, res, o, r.meta, ""), t.Add(wt.delay()+extra), e)
 		}
 		wt.pos = wc.rv
 		if initial {
-			wt.bookmark(t, snap)
+			wt.bookmark(t.Add(extra), snap)
 		}
 	default:
 		wt.pos = from
@@ -459,7 +498,7 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 	wt.start = wt.pos
 	wc.watchers = append(wc.watchers, wt)
 	cn.streams = append(cn.streams, st)
-	if cn.frozen {
+	if cn.h.frozen {
 		st.setFrozen(true)
 	}
 	wt.scheduleBookmark(t)
@@ -471,17 +510,18 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 		defer c.mu.Unlock()
 		wt.end(now(), nil)
 		cn.streams = slices.DeleteFunc(cn.streams, func(x *stream) bool { return x == st })
+		c.releaseLocked(cn)
 	}
 	c.mu.Unlock()
-	return streamResponse(req, st), nil
+	return streamResponse(req, cn.h, st), nil
 }
 
-func streamResponse(req *http.Request, st *stream) *http.Response {
-	return &http.Response{
+func streamResponse(req *http.Request, h *hostConns, st *stream) *http.Response {
+	return response{
 		StatusCode: 200, Status: "200 OK",
 		Header:        http.Header{"Content-Type": []string{"application/json"}, "Transfer-Encoding": []string{"chunked"}},
 		Body:          st,
 		ContentLength: -1,
-		Request:       req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-	}
+		Request:       req,
+	}.withProto(h)
 }

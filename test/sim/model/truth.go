@@ -146,7 +146,7 @@ func position(log []*entry, held *Write, t time.Time) int {
 // res stopped following etcd (a stuck cache: it misses whatever is written
 // next).
 func (tx *Tx) Stuck(host, res string) bool {
-	cn := tx.c.conns[host]
+	cn := tx.c.watchConnLocked(host, res)
 	if cn == nil || cn.server == nil {
 		return false
 	}
@@ -158,8 +158,8 @@ func (tx *Tx) Stuck(host, res string) bool {
 // on the connection of host follows etcd without delay: not stuck, not of
 // a lost history, and nothing slows the connection or its server.
 func (tx *Tx) Following(host, res string) bool {
-	cn := tx.c.conns[host]
-	if cn == nil || cn.server == nil || cn.latency > 0 || cn.server.latency > 0 {
+	cn := tx.c.watchConnLocked(host, res)
+	if cn == nil || cn.server == nil || cn.h.latency > 0 || cn.server.latency > 0 {
 		return false
 	}
 	wc := cn.server.caches[res]
@@ -174,8 +174,8 @@ func (tx *Tx) Following(host, res string) bool {
 // (kube-apiserver's cacheWatcher sends no periodic bookmark at or below
 // it; see Waiting).
 func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
-	cn := tx.c.conns[host]
-	if cn == nil || cn.frozen || cn.server == nil || !cn.server.up {
+	cn := tx.c.watchConnLocked(host, res)
+	if cn == nil || cn.h.frozen || cn.server == nil || !cn.server.up {
 		return false, false
 	}
 	wc := cn.server.caches[res]
@@ -189,7 +189,7 @@ func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
 				// history's): it delivers nothing until the cache passes it
 				return false, false
 			}
-			return true, wt.bookmarks && !wc.res.NoBookmarks && wc.rv > wt.start
+			return true, wt.bookmarks && !wc.res.NoBookmarks && wc.dispatched > wt.start
 		}
 	}
 	return false, false
@@ -203,14 +203,14 @@ func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
 // elsewhere in its etcd (or a consistent read asking for one), moves the
 // cache. A client cannot tell such a watch from a stalled one.
 func (tx *Tx) Waiting(host, res string) bool {
-	cn := tx.c.conns[host]
+	cn := tx.c.watchConnLocked(host, res)
 	if live, _ := tx.Live(host, res); !live {
 		return false
 	}
 	wc := cn.server.caches[res]
 	for _, wt := range wc.watchers {
 		if wt.conn == cn && !wt.done {
-			return wt.bookmarks && !wc.res.NoBookmarks && wc.rv <= wt.start
+			return wt.bookmarks && !wc.res.NoBookmarks && wc.dispatched <= wt.start
 		}
 	}
 	return false
@@ -253,7 +253,7 @@ func (tx *Tx) StoreView(res string, held map[string]string) *View {
 // for res holds a history etcd lost: it was restored from a backup and the
 // cache, not restarted, is past etcd's revision.
 func (tx *Tx) LostHistory(host, res string) bool {
-	cn := tx.c.conns[host]
+	cn := tx.c.watchConnLocked(host, res)
 	if cn == nil || cn.server == nil {
 		return false
 	}
@@ -266,7 +266,7 @@ func (tx *Tx) LostHistory(host, res string) bool {
 // slowed, its server stopped, started or slowed, its watch cache stuck or
 // caught up (zero: never).
 func (tx *Tx) Disrupted(host, res string) time.Time {
-	cn := tx.c.conns[host]
+	cn := tx.c.watchConnLocked(host, res)
 	if cn == nil {
 		return time.Time{}
 	}
