@@ -88,9 +88,25 @@ type canaryState struct {
 type canaryWrite struct {
 	rv   uint64
 	sent time.Time
+	// above: the informers whose stores held the write's RV or more when
+	// it was sent. In one history a write commits above everything before
+	// it, so for them it is of another history (etcd restored: the new one
+	// reuses the lost one's revisions) and no RV they reach shows they
+	// hold it; only its own event would.
+	above map[*informer]bool
 }
 
-// wrote registers a write that returned rv and was sent at sent.
+// coveredBy reports whether a store at rv holds w.
+func (w canaryWrite) coveredBy(in *informer, rv uint64) bool { return w.rv <= rv && !w.above[in] }
+
+// wrote registers a write that returned rv and was sent at sent
+// (wroteFrom, without knowing what the stores held then).
+func (c *canaryState) wrote(rv uint64, sent time.Time) (historyLost bool) {
+	return c.wroteFrom(rv, sent, nil)
+}
+
+// wroteFrom registers a write that returned rv and was sent at sent, when
+// the informers' stores held the RVs in held.
 //
 // Writes are sequential, so each returns a higher RV than every canary
 // write before it and every canary RV delivered before it was sent (a
@@ -100,7 +116,16 @@ type canaryWrite struct {
 // was seen, and the writes pending in the lost history, belong to it. (A
 // list's RV is not a canary RV: a list at an RV above a write whose answer
 // is still on its way is no sign of anything.)
-func (c *canaryState) wrote(rv uint64, sent time.Time) (historyLost bool) {
+func (c *canaryState) wroteFrom(rv uint64, sent time.Time, held map[*informer]uint64) (historyLost bool) {
+	var above map[*informer]bool
+	for in, at := range held {
+		if at >= rv {
+			if above == nil {
+				above = map[*informer]bool{}
+			}
+			above[in] = true
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rv < c.written || rv < c.seenRV && c.seenAt.Before(sent) {
@@ -118,10 +143,10 @@ func (c *canaryState) wrote(rv uint64, sent time.Time) (historyLost bool) {
 		for _, in := range c.seenBy {
 			c.proveLocked(in, sent)
 		}
-		c.recentLocked(canaryWrite{rv: rv, sent: sent})
+		c.recentLocked(canaryWrite{rv: rv, sent: sent, above: above})
 		return historyLost
 	}
-	c.pending = append(c.pending, canaryWrite{rv: rv, sent: sent})
+	c.pending = append(c.pending, canaryWrite{rv: rv, sent: sent, above: above})
 	return historyLost
 }
 
@@ -178,7 +203,7 @@ func (c *canaryState) coveredLocked(in *informer, rv uint64, now time.Time) (sen
 	c.reached[in] = max(c.reached[in], rv)
 	kept := c.pending[:0]
 	for _, w := range c.pending {
-		if w.rv > rv {
+		if !w.coveredBy(in, rv) {
 			kept = append(kept, w)
 			continue
 		}
@@ -188,7 +213,7 @@ func (c *canaryState) coveredLocked(in *informer, rv uint64, now time.Time) (sen
 	}
 	c.pending = kept
 	for _, w := range c.recent {
-		if w.rv <= rv {
+		if w.coveredBy(in, rv) {
 			sent, ok = maxTime(sent, w.sent), true
 		}
 	}
@@ -223,7 +248,7 @@ func (c *canaryState) overdue(in *informer, now time.Time, age time.Duration) ui
 		rv = c.expired
 	}
 	for _, w := range append(c.pending, c.recent...) {
-		if now.Sub(w.sent) > age && w.rv > c.reached[in] {
+		if now.Sub(w.sent) > age && !w.coveredBy(in, c.reached[in]) {
 			rv = max(rv, w.rv)
 		}
 	}
@@ -336,6 +361,12 @@ func (c *Canary) beat(ctx context.Context) {
 	if n := c.state.expire(now, c.opts.Deadline); n > 0 {
 		warn(c.log, "canary writes not delivered within the deadline", "lost", n, "deadline", c.opts.Deadline)
 	}
+	// what each store held before the write went out: a write that
+	// commits at or below it is of another history than that store's
+	held := map[*informer]uint64{}
+	for _, in := range c.res.informerList() {
+		held[in] = in.heldRV()
+	}
 	// a write slower than the interval is a slow write, not a failed one:
 	// wait for it up to the deadline (the next beat waits too)
 	wctx, cancel := context.WithTimeout(ctx, min(c.opts.Deadline, 30*time.Second))
@@ -354,7 +385,7 @@ func (c *Canary) beat(ctx context.Context) {
 	if !ok {
 		return // opaque RV: the resource reports it
 	}
-	below := c.state.wrote(rv, now)
+	below := c.state.wroteFrom(rv, now, held)
 	sp := c.res.space.Load()
 	sp.mu.Lock()
 	lost := sp.core.Write(rv, now, below)

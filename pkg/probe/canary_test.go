@@ -111,6 +111,42 @@ func TestCanaryWriteAnsweredAfterAnotherChange(t *testing.T) {
 	}
 }
 
+// A write that commits at or below the RV an informer's store held when
+// the write was sent is of another history than that store's: etcd was
+// restored from a backup, and its new history reuses the revisions the
+// lost one had. No list or batch at an RV above the write shows the store
+// holds it. CI's TestEtcdRestoreUnderARunningAPIServer failed on it 20 s
+// in, and so did one of two runs here beside a loaded machine: a relist
+// from the API server's watch cache, which kept the lost history at 415,
+// "covered" the restored etcd's writes at 216 and 219, and the store was
+// called 5 s stale while it held the lost history (the truth: 7.7 s and
+// growing, since etcd stopped).
+func TestCanaryWriteBelowWhatTheStoreHeldIsNotCoveredByIt(t *testing.T) {
+	c, _, _ := newCanaryState()
+	in, other := &informer{}, &informer{}
+	c.wrote(214, sec(0))
+	c.delivered(in, 214, sec(0.1))
+	// the store reached 415 (others' writes), then etcd was restored to 213
+	held := map[*informer]uint64{in: 415, other: 200}
+	c.wroteFrom(216, sec(1), held)
+	c.wroteFrom(219, sec(10), held)
+	// (the write at 214, which it delivered, it still holds)
+	if sent, ok := c.covered(in, 415, sec(11)); ok && !sent.Before(sec(1)) {
+		t.Errorf("a list at 415 from a cache of the lost history proves the store held everything before %v", sent)
+	}
+	if got := c.proof(in); !got.Before(sec(1)) {
+		t.Errorf("the store that held 415 before the writes at 216 and 219 were sent is proven fresh as of %v; want the write it delivered, 0s", got)
+	}
+	if got := c.overdue(in, sec(80), 60e9); got != 219 {
+		t.Errorf("overdue %d; want 219, which that store never held", got)
+	}
+	// an informer whose store was below them when they were sent holds them
+	// once it reaches them
+	if sent, ok := c.covered(other, 300, sec(12)); !ok || !sent.Equal(sec(10)) {
+		t.Errorf("a list at 300 of a store that held 200 when the writes were sent covers them up to %v, %v; want the write at 10s", sent, ok)
+	}
+}
+
 // #26 row 6: a canary delivered to one informer of a resource proves that
 // informer fresh, not another one, which may be behind a stuck cache.
 func TestCanaryProvesOnlyTheInformerThatDelivered(t *testing.T) {

@@ -271,6 +271,13 @@ func (in *informer) freshened(head uint64, sent, recv time.Time, answered, integ
 	}
 }
 
+// heldRV returns the RV its store holds (0: none yet, or not an integer).
+func (in *informer) heldRV() uint64 {
+	in.proofMu.Lock()
+	defer in.proofMu.Unlock()
+	return in.proof.RV()
+}
+
 // snapshot returns what the informer reports at now. It changes nothing.
 func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 	v := informerValues{objects: int(in.objects.Load()), state: catalog.StateOK}

@@ -9,4 +9,23 @@
 // client type: every function takes the times it needs and returns what
 // follows, so each proof can be tested on a scripted history and read
 // without its surroundings. Callers (package probe) serialize access.
+//
+// The proofs rest on premises about the world; each is drawn by the
+// simulation's model, detected at run time, or open (docs/simulation.md,
+// "The premises", says which and how):
+//   - a periodic bookmark may trail the revision a consistent read waited
+//     for by the cacher's dispatch tick (DispatchSlack);
+//   - a List takes time: its lag is measured against the head known when
+//     it began (ApplyList);
+//   - in one history a write commits above everything observed before it
+//     was sent, so one that lands below a store's RV is of another history
+//     (Space.FirstWriteBelow, SameHistoryAt);
+//   - a consistent read on an informer's own connection reaches the API
+//     server of its watch (Env.OwnReads: HTTP/2's one connection; open for
+//     HTTP/1.1 pools);
+//   - the reference of an RV space reads the etcd the canary writes to
+//     (open for a resource on its own etcd listed first);
+//   - every informer of a resource holds all its objects (open for scoped
+//     and selected caches);
+//   - the monitor's Start drains the stores (open without it).
 package proof

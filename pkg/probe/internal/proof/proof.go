@@ -176,12 +176,18 @@ func (p *Proof) observe(rv uint64, env Env) {
 
 // lostFresh is fresh once writes proved the history of the informer's RV
 // lost: what it proved since the latest write that shared its history is
-// withdrawn.
+// withdrawn, and so is what it proved since the first write sent after the
+// RV arrived that landed below it (of the new history: the restore came
+// before its answer).
 func (p *Proof) lostFresh(sp *Space, fresh time.Time) time.Time {
-	if p.rv != 0 {
-		if same := sp.SameHistoryAt(p.rv, p.epoch); !same.IsZero() {
-			fresh = minTime(fresh, same)
-		}
+	if p.rv == 0 {
+		return fresh
+	}
+	if same := sp.SameHistoryAt(p.rv, p.rvAt, p.epoch); !same.IsZero() {
+		fresh = minTime(fresh, same)
+	}
+	if below := sp.FirstWriteBelow(p.rv, p.rvAt); !below.IsZero() {
+		fresh = minTime(fresh, below)
 	}
 	return fresh
 }
@@ -473,7 +479,7 @@ func (p *Proof) contradicted(env Env) bool {
 // another history: what it was before the RV, or the latest write that
 // landed at or above it (until then the RV was of etcd's history).
 func (p *Proof) withdrawn(env Env) time.Time {
-	return minTime(p.fresh, maxTime(p.freshAtRV, env.Space.SameHistoryAt(p.rv, p.epoch)))
+	return minTime(p.fresh, maxTime(p.freshAtRV, env.Space.SameHistoryAt(p.rv, p.rvAt, p.epoch)))
 }
 
 // Values are what an informer's proofs say at an instant. A value whose

@@ -711,3 +711,48 @@ func applyListEnd(p *Proof, w *Watch, rv uint64, e Env) {
 	began, consistent := w.ListEnded(e.Now)
 	p.ApplyList(rv, began, consistent, e)
 }
+
+// A write sent after the store observed an RV, that lands below it, is of
+// another history than that RV: etcd was restored, and the new history
+// reuses the revisions the lost one had. After the loss is proven, what
+// the RV proved stands only until the latest write that shared its
+// history, never until one of the new history's. CI's
+// TestEtcdRestoreUnderARunningAPIServer failed on it, and one of four runs
+// here beside a loaded machine: the store at 415 (the others' writes after
+// the head's last sample, 214), etcd restored to 213, the canary's writes
+// of the new history at 219 and 220 answered while the head probe failed
+// over and only a watch cache of the lost history answered it (415), and
+// after the third write proved the loss the store was called fresh as of
+// the second, 9.8 s stale 13.3 s after etcd stopped.
+func TestWritesBelowTheRVAreNotOfItsHistory(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	sp.Sample(0, 1000, true, sec(1), sec(1), true)
+	// the others' writes reach the store; no head sample sees them
+	w.Received(sec(2), false)
+	p.ApplyEvent(1200, env(sec(2)))
+	// etcd restored to 1000: the canary's writes land in the new history
+	if sp.Write(1005, sec(3), false) || sp.Write(1006, sec(11), false) {
+		t.Fatal("writes above every head sample proved a loss")
+	}
+	// a watch cache of the lost history answers the head probe, and the
+	// next write lands below it
+	sp.Sample(0, 1200, true, sec(11.7), sec(11.7), true)
+	if !sp.Write(1007, sec(12.3), false) {
+		t.Fatal("a write below a head answered before it was sent proved no loss")
+	}
+	v := p.Snapshot(env(sec(20)))
+	if v.FreshKnown && v.Fresh.After(sec(3)) {
+		t.Errorf("the store at 1200 is called fresh as of %v; the writes sent after it held 1200 landed below it from 3s on", v.Fresh.Sub(t0))
+	}
+	// the canary writes on, every second, and the new history's writes
+	// fill the ring of writes (32): the bound stays (it fell back to the
+	// next write below, 12.3s, once the ring dropped 1005)
+	for i := 0; i < 40; i++ {
+		at := sec(13 + float64(i))
+		sp.Sample(0, 1200, true, at, at, true)
+		sp.Write(uint64(1008+i), at.Add(500*time.Millisecond), false)
+	}
+	if v := p.Snapshot(env(sec(60))); v.FreshKnown && v.Fresh.After(sec(3)) {
+		t.Errorf("after 40 more writes the store at 1200 is called fresh as of %v; want 3s at most", v.Fresh.Sub(t0))
+	}
+}

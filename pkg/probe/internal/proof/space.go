@@ -80,9 +80,10 @@ type Space struct {
 	}
 	writes  [32]write // the latest writes, a ring
 	nWrites int
-	// endedWrites: for the latest epochs that ended, the request time of
-	// their latest write (what bounds what their reads proved, once the
-	// new history's writes filled the ring)
+	// endedWrites: for the latest epochs that ended, their writes still
+	// in the ring when they ended (what bounds what their reads proved,
+	// and what shows which RVs were of another history, once the new
+	// history's writes filled the ring)
 	endedWrites []write
 
 	interval time.Duration // of the head probe
@@ -114,7 +115,7 @@ const foreignAfter = 2
 
 type backoff struct{ skip, failures int }
 
-// maxEndedEpochs is how many ended epochs keep their latest write.
+// maxEndedEpochs is how many ended epochs keep their writes.
 const maxEndedEpochs = 8
 
 // settleAfter is how many lower samples of the reference alone make a
@@ -402,8 +403,12 @@ func (s *Space) regress() {
 			s.ended.head, s.ended.recv = w.rv, maxTime(s.ended.recv, w.sent)
 		}
 	}
-	s.endedWrites = append(s.endedWrites, write{epoch: s.epoch, sent: s.latestWrite(s.epoch)})
-	if len(s.endedWrites) > maxEndedEpochs {
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.epoch == s.epoch {
+			s.endedWrites = append(s.endedWrites, w)
+		}
+	}
+	for len(s.endedWrites) > 0 && s.endedWrites[0].epoch+maxEndedEpochs <= s.epoch {
 		s.endedWrites = s.endedWrites[1:]
 	}
 	s.Previous = s.Timeline.Clone()
@@ -468,18 +473,27 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 	return false
 }
 
-// SameHistoryAt returns until when a cache at rv, observed in epoch,
-// was of etcd's history: the request time of the latest write of that
-// epoch that landed at or above rv, or, when a regression ended the epoch,
-// of its latest write (the restore came after that write committed; a
-// proof of any instant before the restore holds in the history etcd
-// kept), unsure ones left out. A write of a later epoch says nothing of
-// the history left behind.
-func (s *Space) SameHistoryAt(rv, epoch uint64) time.Time {
+// SameHistoryAt returns until when a cache at rv, observed at seen in
+// epoch, was of etcd's history: the request time of the latest write of
+// that epoch that landed at or above rv, or, when a regression ended the
+// epoch, of its latest write that shared rv's history (the restore came
+// after that write committed; a proof of any instant before the restore
+// holds in the history etcd kept), unsure ones left out. A write sent
+// after seen that landed below rv did not share it: in one history a
+// write commits above everything observed before it was sent, so it was
+// of the new history (etcd restored: the new one reuses the lost one's
+// revisions), and neither did any write sent after it, whatever its
+// revision (the new history may pass rv). A write of a later epoch says
+// nothing of the history left behind.
+func (s *Space) SameHistoryAt(rv uint64, seen time.Time, epoch uint64) time.Time {
+	below := s.FirstWriteBelow(rv, seen)
+	shares := func(w write) bool {
+		return (w.rv >= rv || !w.sent.After(seen)) && (below.IsZero() || w.sent.Before(below))
+	}
 	if epoch < s.epoch {
-		at := s.latestWrite(epoch)
-		for _, w := range s.endedWrites {
-			if w.epoch == epoch {
+		var at time.Time
+		for w := range s.knownWrites {
+			if w.epoch == epoch && !w.unsure && shares(w) {
 				at = maxTime(at, w.sent)
 			}
 		}
@@ -487,23 +501,55 @@ func (s *Space) SameHistoryAt(rv, epoch uint64) time.Time {
 	}
 	var at time.Time
 	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.epoch == epoch && w.rv >= rv {
+		if w.epoch == epoch && w.rv >= rv && shares(w) {
 			at = maxTime(at, w.sent)
 		}
 	}
 	return at
 }
 
-// latestWrite returns the request time of the latest write of epoch in the
-// ring, unsure ones left out.
-func (s *Space) latestWrite(epoch uint64) time.Time {
-	var at time.Time
-	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.epoch == epoch && !w.unsure {
-			at = maxTime(at, w.sent)
+// FirstWriteBelow returns the request time of the first write sent after
+// seen that landed below rv (zero: none in the ring): a cache at rv,
+// observed at seen, was of another history than etcd's by its answer.
+func (s *Space) FirstWriteBelow(rv uint64, seen time.Time) time.Time {
+	var first time.Time
+	for w := range s.knownWrites {
+		if w.sent.After(seen) && w.rv < rv && (first.IsZero() || w.sent.Before(first)) {
+			first = w.sent
 		}
 	}
-	return at
+	return first
+}
+
+// knownWrites yields the writes in the ring and those the latest ended
+// epochs kept (a write may come twice).
+func (s *Space) knownWrites(yield func(write) bool) {
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if !yield(w) {
+			return
+		}
+	}
+	for _, w := range s.endedWrites {
+		if !yield(w) {
+			return
+		}
+	}
+}
+
+// latestWrite returns the request time of the latest write of epoch in the
+// ring, unsure ones left out.
+func (s *Space) latestWrite(epoch uint64) time.Time { return s.latestWriteOf(epoch).sent }
+
+// latestWriteOf returns the latest write of epoch in the ring (by request
+// time), unsure ones left out; zero, of epoch, when there is none.
+func (s *Space) latestWriteOf(epoch uint64) write {
+	latest := write{epoch: epoch}
+	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
+		if w.epoch == epoch && !w.unsure && w.sent.After(latest.sent) {
+			latest = w
+		}
+	}
+	return latest
 }
 
 // WritesBelow returns how many writes requested after after landed below

@@ -125,7 +125,7 @@ func TestTheLostHistorysBoundOutlivesItsWrites(t *testing.T) {
 		sp.Write(uint64(1001+i), at.Add(time.Second), false)
 	}
 	lost := sp.Epoch()
-	want := sp.SameHistoryAt(1010, lost)
+	want := sp.SameHistoryAt(1010, sec(100), lost)
 	if !want.Equal(sec(101)) {
 		t.Fatalf("the lost history's bound is %v, want its latest write's request, 101s", want.Sub(sec(0)))
 	}
@@ -137,7 +137,7 @@ func TestTheLostHistorysBoundOutlivesItsWrites(t *testing.T) {
 		sp.Sample(0, uint64(5+i), true, at, at, true)
 		sp.Write(uint64(6+i), at.Add(time.Second), false)
 	}
-	if got := sp.SameHistoryAt(1010, lost); !got.Equal(want) {
+	if got := sp.SameHistoryAt(1010, sec(100), lost); !got.Equal(want) {
 		t.Errorf("after 40 writes of the new history the lost one's bound is %v, want %v", got.Sub(sec(0)), want.Sub(sec(0)))
 	}
 }
