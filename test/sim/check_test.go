@@ -27,8 +27,14 @@ func TestInvariantsDocumented(t *testing.T) {
 	}
 	var table strings.Builder
 	rows := map[string]string{} // by first cell
+	inTable := false // the guarantees table: from its "| signal |" header to its last row
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| signal |") && !strings.HasPrefix(line, "| --- |") {
+		switch {
+		case strings.HasPrefix(line, "| signal |"):
+			inTable = true
+		case !strings.HasPrefix(line, "| "):
+			inTable = false
+		case inTable && !strings.HasPrefix(line, "| --- |"):
 			first, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " | ")
 			rows[first] = line
 			table.WriteString(line + "\n")
