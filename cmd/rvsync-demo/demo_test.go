@@ -3,7 +3,6 @@ package main
 import (
 	"net"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -310,14 +309,7 @@ func TestScrapesWindow(t *testing.T) {
 // routes and inhibits as docs/alertmanager.yaml (the routing the project
 // ships) but for the group interval and the receivers' addresses.
 func TestAlertmanagerConfigIsTheShippedRouting(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "docs", "alertmanager.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testenv.RepoFile(t, "docs", "alertmanager.yaml")
 	var shipped map[string]any
 	if err := yaml.Unmarshal(b, &shipped); err != nil {
 		t.Fatal(err)

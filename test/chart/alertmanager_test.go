@@ -98,14 +98,7 @@ func kpsDefaultConfig(t *testing.T, url string) map[string]any {
 // its receivers page and ticket sending to url.
 func withProjectRouting(t *testing.T, cfg map[string]any, url string) map[string]any {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "docs", "alertmanager.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testenv.RepoFile(t, "docs", "alertmanager.yaml")
 	var routing map[string]any
 	if err := yaml.Unmarshal(b, &routing); err != nil {
 		t.Fatal(err)

@@ -3,8 +3,6 @@
 package chart_test
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -39,14 +37,7 @@ func alertRules(t *testing.T, m chart.Manifests) []monv1.Rule {
 // runbookAnchors are the sections of docs/runbooks.md, as GitHub anchors.
 func runbookAnchors(t *testing.T) map[string]bool {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "docs", "runbooks.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testenv.RepoFile(t, "docs", "runbooks.md")
 	out := map[string]bool{}
 	for _, l := range strings.Split(string(b), "\n") {
 		if h, ok := strings.CutPrefix(l, "## "); ok {

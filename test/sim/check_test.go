@@ -27,7 +27,7 @@ func TestInvariantsDocumented(t *testing.T) {
 	}
 	var table strings.Builder
 	rows := map[string]string{} // by first cell
-	inTable := false // the guarantees table: from its "| signal |" header to its last row
+	inTable := false            // the guarantees table: from its "| signal |" header to its last row
 	for _, line := range strings.Split(string(b), "\n") {
 		switch {
 		case strings.HasPrefix(line, "| signal |"):

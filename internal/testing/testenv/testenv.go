@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -136,4 +138,19 @@ func Command(t testing.TB, name, debianPackage string) string {
 		t.Fatalf("%s not found: install the Debian package %s (make deps)", name, debianPackage)
 	}
 	return p
+}
+
+// RepoFile returns the content of a file of the repository (path elements
+// from its root), failing the test when it cannot be read.
+func RepoFile(t testing.TB, elem ...string) []byte {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(append([]string{root}, elem...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
