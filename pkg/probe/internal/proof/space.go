@@ -536,22 +536,6 @@ func (s *Space) knownWrites(yield func(write) bool) {
 	}
 }
 
-// latestWrite returns the request time of the latest write of epoch in the
-// ring, unsure ones left out.
-func (s *Space) latestWrite(epoch uint64) time.Time { return s.latestWriteOf(epoch).sent }
-
-// latestWriteOf returns the latest write of epoch in the ring (by request
-// time), unsure ones left out; zero, of epoch, when there is none.
-func (s *Space) latestWriteOf(epoch uint64) write {
-	latest := write{epoch: epoch}
-	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.epoch == epoch && !w.unsure && w.sent.After(latest.sent) {
-			latest = w
-		}
-	}
-	return latest
-}
-
 // WritesBelow returns how many writes requested after after landed below
 // rv: a cache at rv seen before after is of another history when there are
 // any (a write commits after it is requested).
