@@ -85,7 +85,7 @@ const canaryOverdue = 60 * time.Second
 // env returns what the proofs read of the informer's surroundings; the
 // caller holds proofMu, wireMu and the space's lock.
 func (in *informer) env(sp *space, now time.Time) proof.Env {
-	return proof.Env{Now: now, Space: sp.core, Watch: &in.wire, ProbeInterval: in.res.interval, OwnReads: in.ownReads && in.freshen != nil}
+	return proof.Env{Now: now, Space: sp.core, Watch: &in.wire, ProbeInterval: in.res.interval, OwnReads: in.readsOwn() && in.freshen != nil}
 }
 
 // apply records that the store holds ds since now, oldest first.

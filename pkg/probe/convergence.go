@@ -164,16 +164,25 @@ func (c *convergence) snapshot(now time.Time) *convergenceSnapshot {
 // tracks generation convergence: how long objects wait between a new
 // metadata.generation and a status.observedGeneration (at path) that covers
 // it. It keeps only generationObjects in its store.
-func (m *Monitor) newConvergenceInformer(cfg *rest.Config, gvr schema.GroupVersionResource, r *resource, path string, freshen headFunc) (cache.SharedIndexInformer, error) {
+// Its freshness reads ride cfg's connection and tell the informer its
+// protocol (informer.observeProto).
+func (m *Monitor) newConvergenceInformer(cfg *rest.Config, gvr schema.GroupVersionResource, r *resource, path string) (cache.SharedIndexInformer, error) {
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client for %s: %w", r.name, err)
 	}
-	return m.convergenceInformer(client, gvr, r, path, freshen), nil
+	reads, err := newCollection(cfg, gvr)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", r.name, err)
+	}
+	inf, in := m.convergenceInformer(client, gvr, r, path, reads.head)
+	reads.proto = in.observeProto
+	return inf, nil
 }
 
-// convergenceInformer is newConvergenceInformer over a given client.
-func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.GroupVersionResource, r *resource, path string, freshen headFunc) cache.SharedIndexInformer {
+// convergenceInformer is newConvergenceInformer over a given client; it
+// returns the informer's state too.
+func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.GroupVersionResource, r *resource, path string, freshen headFunc) (cache.SharedIndexInformer, *informer) {
 	res := client.Resource(gvr)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -191,7 +200,7 @@ func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.Group
 	conv := newConvergence(m.metrics.GenerationConvergence.WithLabelValues(r.name))
 	r.converge.Store(conv)
 	_, _ = inf.AddEventHandler(conv.handlers(m.opts.Clock))
-	return inf
+	return inf, ilw.state
 }
 
 // convergenceKey is the key of an object's pending generations: its UID.

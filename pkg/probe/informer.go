@@ -44,6 +44,11 @@ type informer struct {
 	// informer's own connection when ownReads, else on the head probe's.
 	freshen  headFunc
 	ownReads bool
+	// pooled: an answer on the informer's own connection came over
+	// HTTP/1.1, where each request may take another connection of a pool,
+	// which a load balancer may have placed on another API server than
+	// the watch's: its reads are then not its own (readsOwn)
+	pooled atomic.Bool
 
 	wireMu      sync.Mutex
 	wire        proof.Watch
@@ -192,12 +197,20 @@ func (in *informer) markOpaque() {
 // ---- stage 2: the queue ----
 
 // push hands a delta to the queue, or straight to the proofs when deltas
-// count on receipt.
+// count on receipt. What the store applied without telling a handler (a
+// bookmark, a list end) before this delta came is drained first: the
+// monitor's ticker drains it within a second, and without the ticker (a
+// library user may never run Start) the next delta does, so the queue
+// holds at most what came since the store last applied.
 func (in *informer) push(d proof.Delta) (queued bool) {
 	in.queueMu.Lock()
+	applied := in.storeRV != nil && !in.counted && in.queue.NeedsStoreRV()
 	in.queue.Push(d)
 	if in.storeRV != nil && !in.counted {
 		in.queueMu.Unlock()
+		if applied {
+			in.drain(0, 0)
+		}
 		return true
 	}
 	var buf [proof.QueueCap]proof.Applied
@@ -249,16 +262,36 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 	return true
 }
 
+// readsOwn reports whether its freshness reads reach the API server that
+// holds its watch: they ride its own connection, and that is one (HTTP/2),
+// not a pool (HTTP/1.1).
+func (in *informer) readsOwn() bool { return in.ownReads && !in.pooled.Load() }
+
+// observeProto learns the HTTP major version of an answer on the
+// informer's own connection: once one is HTTP/1.1, its reads are not its
+// own (a read may reach another API server than its watch, so a bookmark
+// below the read's head proves nothing of the watch's cache) and the
+// proofs no longer count on them. It does not go back.
+func (in *informer) observeProto(major int) {
+	if major != 1 || !in.pooled.CompareAndSwap(false, true) {
+		return
+	}
+	in.wireMu.Lock()
+	in.wire.SetReads(false)
+	in.wireMu.Unlock()
+}
+
 // freshened records that the freshness read marked by freshenDue, sent at
 // sent, ended: answered at recv, with head when integer, or not answered.
 func (in *informer) freshened(head uint64, sent, recv time.Time, answered, integer bool) {
+	own := in.readsOwn()
 	in.wireMu.Lock()
 	in.freshening = false
-	if in.ownReads {
+	if own {
 		in.wire.ReadEnded(answered)
 	}
 	in.wireMu.Unlock()
-	if !in.ownReads {
+	if !own {
 		return
 	}
 	in.proofMu.Lock()

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	restclientwatch "k8s.io/client-go/rest/watch"
 	"k8s.io/client-go/tools/cache"
@@ -116,11 +115,7 @@ func BenchmarkMetadataInformerStore(b *testing.B) {
 					t := m.track(testGVR("configmaps"), "")
 					if tc.transform == nil {
 						cfg := &rest.Config{Host: serveObjects(b, objs, extra).URL}
-						reads, err := metadata.NewForConfig(cfg)
-						if err != nil {
-							b.Fatal(err)
-						}
-						inf, err := m.newKeyInformer(cfg, reads, testGVR("configmaps"), t)
+						inf, err := m.newKeyInformer(cfg, testGVR("configmaps"), t)
 						if err != nil {
 							b.Fatal(err)
 						}

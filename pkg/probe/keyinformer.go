@@ -10,7 +10,6 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
@@ -19,16 +18,17 @@ import (
 // namespaces, measured by r: it reads metadata only, down to each object's
 // digest and resource version as the stream passes (metaLW), and its store
 // keeps the digests alone (keyStore). cfg is the configuration of its
-// requests; reads is the metadata client of its freshness reads, on the
-// same connection.
-func (m *Monitor) newKeyInformer(cfg *rest.Config, reads metadata.Interface, gvr schema.GroupVersionResource, r *resource) (cache.SharedIndexInformer, error) {
+// requests, its freshness reads' too (on the same connection); every answer
+// tells the informer its protocol (informer.observeProto).
+func (m *Monitor) newKeyInformer(cfg *rest.Config, gvr schema.GroupVersionResource, r *resource) (cache.SharedIndexInformer, error) {
 	in := r.newInformer()
 	store := newKeyStore(in, r.name)
 	lw, err := newMetaLW(cfg, gvr, store, r.isCanary)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", r.name, err)
 	}
-	return m.keyInformerOf(in, store, lw, metadataHead(reads, gvr)), nil
+	lw.proto = in.observeProto
+	return m.keyInformerOf(in, store, lw, lw.head), nil
 }
 
 // keyInformer returns a key informer of PartialObjectMetadata from any lw

@@ -40,21 +40,26 @@ import (
 // and reports errors as client-go does (API status errors; a watch that
 // cannot start for a connection that closed is an empty watch).
 type metaLW struct {
+	*collection
+	store  *keyStore
+	canary func(namespace, name string) bool
+}
+
+// collection sends the GETs of one resource's collection on the HTTP
+// client of a client configuration, retried as client-go's rest client
+// retries them; proto, when set, is told the HTTP major version of every
+// answer (on HTTP/2 every request of the configuration shares one
+// connection; on HTTP/1.1 each may take a connection of a pool, which a
+// load balancer may have placed on another API server).
+type collection struct {
 	client   *http.Client
 	base     *url.URL // the API server, with its path prefix
 	path     string   // the resource's collection path
 	resource schema.GroupResource
-	store    *keyStore
-	canary   func(namespace, name string) bool
+	proto    func(major int)
 }
 
-// The Accept headers of client-go's metadata client.
-const (
-	acceptMeta     = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
-	acceptMetaList = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-)
-
-func newMetaLW(cfg *rest.Config, gvr schema.GroupVersionResource, store *keyStore, canary func(namespace, name string) bool) (*metaLW, error) {
+func newCollection(cfg *rest.Config, gvr schema.GroupVersionResource) (*collection, error) {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
@@ -71,7 +76,43 @@ func newMetaLW(cfg *rest.Config, gvr schema.GroupVersionResource, store *keyStor
 	if gvr.Group == "" {
 		p = path.Join("/api", gvr.Version, gvr.Resource)
 	}
-	return &metaLW{client: client, base: base, path: p, resource: gvr.GroupResource(), store: store, canary: canary}, nil
+	return &collection{client: client, base: base, path: p, resource: gvr.GroupResource()}, nil
+}
+
+// head reads the collection's current resource version with a consistent
+// List of at most one item: a freshness read (see metadataHead).
+func (c *collection) head(ctx context.Context) (string, error) {
+	resp, err := c.request(ctx, metav1.ListOptions{Limit: 1}, acceptMetaList, false)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", c.statusError(resp)
+	}
+	defer resp.Body.Close()
+	format, ok := wire.FormatOf(resp.Header.Get("Content-Type"))
+	if !ok {
+		return "", fmt.Errorf("list %s: the API server answered %q", c.resource, resp.Header.Get("Content-Type"))
+	}
+	lm, err := wire.DecodeList(resp.Body, format, wire.Fields{}, func(*wire.Meta) error { return nil })
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", c.resource, err)
+	}
+	return string(lm.ResourceVersion), nil
+}
+
+// The Accept headers of client-go's metadata client.
+const (
+	acceptMeta     = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+	acceptMetaList = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+)
+
+func newMetaLW(cfg *rest.Config, gvr schema.GroupVersionResource, store *keyStore, canary func(namespace, name string) bool) (*metaLW, error) {
+	c, err := newCollection(cfg, gvr)
+	if err != nil {
+		return nil, err
+	}
+	return &metaLW{collection: c, store: store, canary: canary}, nil
 }
 
 // List implements cache.Lister.
@@ -90,7 +131,7 @@ func (lw *metaLW) IsWatchListSemanticsUnSupported() bool { return false }
 
 // request sends a GET of the collection with options, retried as
 // client-go's rest client retries it (see retried).
-func (lw *metaLW) request(ctx context.Context, options metav1.ListOptions, accept string, watching bool) (*http.Response, error) {
+func (lw *collection) request(ctx context.Context, options metav1.ListOptions, accept string, watching bool) (*http.Response, error) {
 	params, err := metav1.ParameterCodec.EncodeParameters(&options, metav1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err
@@ -112,6 +153,9 @@ func (lw *metaLW) request(ctx context.Context, options metav1.ListOptions, accep
 			req.Header.Set("Accept-Encoding", "identity")
 		}
 		resp, err := lw.client.Do(req)
+		if resp != nil && lw.proto != nil {
+			lw.proto(resp.ProtoMajor)
+		}
 		wait, again := retried(attempt, resp, err, watching)
 		if !again {
 			return resp, err
@@ -165,7 +209,7 @@ func retried(attempt int, resp *http.Response, err error, watching bool) (time.D
 
 // statusError is client-go's error for a response that is not a success:
 // the Status it carries, or a generic error of its code.
-func (lw *metaLW) statusError(resp *http.Response) error {
+func (lw *collection) statusError(resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	_ = resp.Body.Close()
 	if len(body) > 0 {

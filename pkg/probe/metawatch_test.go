@@ -127,11 +127,7 @@ func TestMetaListerWatcherCountsRandomHistory(t *testing.T) {
 			t.Run(media+"/"+tc.name, func(t *testing.T) {
 				testKeyInformerCountsRandomHistory(t, tc.noWatchList, func(w *objectsWorld, m *Monitor, r *resource) cacheInformer {
 					cfg := &rest.Config{Host: w.serve(t, media, 37).URL}
-					reads, err := metadata.NewForConfig(cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					inf, err := m.newKeyInformer(cfg, reads, testGVR("configmaps"), r)
+					inf, err := m.newKeyInformer(cfg, testGVR("configmaps"), r)
 					if err != nil {
 						t.Fatal(err)
 					}

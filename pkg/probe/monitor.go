@@ -144,14 +144,10 @@ type Resource struct {
 // it like any informer.
 func (m *Monitor) NewInformer(cfg *rest.Config, r Resource) (cache.SharedIndexInformer, error) {
 	res := m.track(r.GVR, r.Space)
-	reads, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("metadata client for %s: %w", res.name, err)
-	}
 	if r.ObservedGenerationPath != "" {
-		return m.newConvergenceInformer(cfg, r.GVR, res, r.ObservedGenerationPath, metadataHead(reads, r.GVR))
+		return m.newConvergenceInformer(cfg, r.GVR, res, r.ObservedGenerationPath)
 	}
-	return m.newKeyInformer(cfg, reads, r.GVR, res)
+	return m.newKeyInformer(cfg, r.GVR, res)
 }
 
 // Instrument measures an informer of your own: it wraps lw, the

@@ -191,3 +191,23 @@ func TestKeyObjectIdentity(t *testing.T) {
 		t.Errorf("a tombstone's identity: rv %d, key %x, %v", rv, key, ok)
 	}
 }
+
+// Without the monitor's Start (a library user who registers the
+// collectors but never adds the monitor to a manager) nothing drains on a
+// ticker what the store applied without telling a handler: the queue of a
+// quiet resource grew by one per bookmark, a false backpressure signal
+// (simulation corpus seed 58, issue #39's fifth premise). The next delta
+// drains what the store applied before it came.
+func TestBookmarksDrainWithoutTheTicker(t *testing.T) {
+	g := newGatedStore(t)
+	for i := range 10 {
+		rv := strconv.Itoa(101 + i)
+		g.events.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}})
+		testenv.WaitFor(t, 30*time.Second, "the store at the bookmark's RV", func() (bool, error) {
+			return g.inf.LastSyncResourceVersion() == rv, nil
+		})
+	}
+	if d := g.snap().QueueDepth; d > 1 {
+		t.Errorf("queue depth %d after 10 bookmarks the store applied, no ticker draining; want at most the last one", d)
+	}
+}

@@ -399,7 +399,7 @@ func newConvergenceWorld(t *testing.T) *convergenceWorld {
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "WidgetList"})
 	mon := New(Options{})
 	tr := mon.track(gvr, "")
-	inf := mon.convergenceInformer(client, gvr, tr, "status.observedGeneration", nil)
+	inf, _ := mon.convergenceInformer(client, gvr, tr, "status.observedGeneration", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go inf.RunWithContext(ctx)

@@ -180,15 +180,19 @@ func (c *Checker) readsFailed(now time.Time, window time.Duration) bool {
 }
 
 // sawtoothBounded reports whether a healthy quiet resource is proven fresh
-// at least every healthyProof: the freshness reads are on, or etcd sends
-// progress notifications at least once a bookmark period. When not, a
-// healthy quiet cache is proven fresh only when etcd's progress
-// notification moves its watch cache (every 10 minutes by default), so its
-// sawtooth has no bound the checker can hold it to. docs/simulation.md: cache
-// staleness, healthy, "freshness reads off and etcd's progress
-// notifications rarer than a minute".
+// at least every healthyProof: the freshness reads are on and reach the
+// API server of its watch (not HTTP/1.1 behind several API servers, where
+// a read may take a connection the balancer placed on another), or etcd
+// sends progress notifications at least once a bookmark period. When not,
+// a healthy quiet cache is proven fresh only when etcd's progress
+// notification (or a read that happens to reach its server) moves its
+// watch cache (every 10 minutes by default), so its sawtooth has no bound
+// the checker can hold it to. docs/simulation.md: cache staleness,
+// healthy, "freshness reads off, or on HTTP/1.1 behind several API
+// servers, and etcd's progress notifications rarer than a minute".
 func (c *Checker) sawtoothBounded() bool {
-	if !c.h.Setup.NoFreshnessReads {
+	pooled := c.h.Setup.HTTP1 && c.h.Setup.Servers > 1
+	if !c.h.Setup.NoFreshnessReads && !pooled {
 		return true
 	}
 	for _, e := range c.h.Setup.Etcds {
