@@ -325,6 +325,14 @@ func (m *Monitor) NewCanary(cfg *rest.Config, opts CanaryOptions) (*Canary, erro
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}
+	// the writes land in the canary's resource's etcd: its reads are the
+	// head of its space (see proof.Space.Anchor)
+	sp := res.space.Load()
+	if src, ok := sp.sourceOf(res.name); ok {
+		sp.mu.Lock()
+		sp.core.Anchor(src.id)
+		sp.mu.Unlock()
+	}
 	client, err := dynamic.NewForConfig(ownConnection(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("canary client: %w", err)

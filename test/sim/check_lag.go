@@ -102,7 +102,9 @@ func (c *Checker) lagProvable(r Watched, now time.Time, window time.Duration) bo
 	if r.NoBookmarks {
 		return false // a cache that stopped following etcd looks like a quiet resource
 	}
-	if c.h.Setup.NoFreshnessReads {
+	if c.h.Setup.NoFreshnessReads || c.h.Setup.HTTP1 {
+		// (on HTTP/1.1 the exporter learns that a read may reach another
+		// API server than its watch's, and judges no cache by it)
 		return false
 	}
 	for _, in := range r.Informers {

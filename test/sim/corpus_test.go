@@ -433,8 +433,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "issue #39's premise 2, the RV space's reference resource lives on the etcd the canary writes to: events on an etcd of their own (revision 10,000,000) listed first, configmaps second, no `space:`: a regression counted at start with no restore (the reference read the events etcd, and the main etcd's heads and writes below it looked like a restore); found by -sim.widen=order on seeds 1-600 (17 of 600), seed 46 shrunk to one minute; not fixed yet",
-		lie:    "events|configmaps", lieRule: "regression without restore",
+		caught: "issue #39's premise 2, the RV space's reference resource lives on the etcd the canary writes to: events on an etcd of their own (revision 10,000,000) listed first, configmaps second, no `space:`: a regression counted at start with no restore (the reference read the events etcd, and the main etcd's heads and writes below it looked like a restore); found by -sim.widen=order on seeds 1-600 (17 of 600), seed 46 shrunk to one minute; now the canary's resource anchors its space's head (proof.Space.Anchor)",
 		h: History{Seed: 46, Duration: 1 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}},
 				Resources: []Watched{{ResourceSpec: resEvents.ResourceSpec}, resConfigMaps}},

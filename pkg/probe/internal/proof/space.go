@@ -147,6 +147,21 @@ func (s *Space) AddSource(id int32) {
 	}
 }
 
+// Anchor makes source id the reference before any sample: the canary
+// writes to its resource, and writes land in their resource's etcd, so the
+// reads of the same resource are the space's head (a resource of another
+// etcd, listed first, would otherwise set a head that every write lands
+// below, a restore that never was). It reports whether it did: once
+// samples were taken the reference stays.
+func (s *Space) Anchor(id int32) bool {
+	if !slices.Contains(s.sources, id) || s.Timeline.Generation() > 0 {
+		return false
+	}
+	s.sources = append([]int32{id}, slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })...)
+	s.ref, s.refFails = id, 0
+	return true
+}
+
 // RemoveSource removes a source.
 func (s *Space) RemoveSource(id int32) {
 	s.sources = slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })

@@ -257,3 +257,29 @@ func TestReadsFallingTwiceThroughAFrozenCacheCountOnce(t *testing.T) {
 		t.Errorf("%d regressions counted after a second restore, want 2", regressions)
 	}
 }
+
+// The canary's resource anchors its space: its writes land in its own
+// etcd, so the reads of the same resource are the space's head. Listed
+// after a resource on an etcd of its own (events, revision 10,000,000),
+// it used to read below that head, and so did every canary write: a
+// regression counted at start with no restore (simulation corpus seed 46,
+// issue #39's second premise). Once samples were taken, the reference
+// stays.
+func TestTheCanarysResourceAnchorsItsSpace(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0) // events, on an etcd of their own, listed first
+	sp.AddSource(1) // configmaps, the canary's
+	if !sp.Anchor(1) || sp.Reference() != 1 || sp.Order()[0] != 1 {
+		t.Fatalf("reference %d, order %v after anchoring configmaps; want configmaps first", sp.Reference(), sp.Order())
+	}
+	sp.Sample(1, 1000, true, sec(1), sec(1), true)
+	if v := sp.Sample(0, 10_000_000, true, sec(1), sec(1), true); v.Regressed {
+		t.Error("the events etcd's head counted a regression")
+	}
+	if sp.Write(1001, sec(2), false) {
+		t.Error("a canary write above its own resource's head proved a loss")
+	}
+	if sp.Anchor(0) {
+		t.Error("the reference moved after samples were taken")
+	}
+}
