@@ -49,8 +49,11 @@ func TestForbiddenResource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// secrets first: the head probe must fall back to a resource it may list
-	r := startExporter(t, config.Config{Resources: resources("secrets", "configmaps", "namespaces")}, user.Config(), user.Config())
+	// secrets first and no canary: the head probe's reference is secrets,
+	// and it must fall back to a resource it may list (a canary's resource
+	// would anchor the space instead: proof.Space.Anchor)
+	off := false
+	r := startExporter(t, config.Config{Resources: resources("secrets", "configmaps", "namespaces"), Canary: config.CanaryConfig{Enabled: &off}}, user.Config(), user.Config())
 	r.waitSynced(t, "configmaps", "namespaces")
 	m := r.waitMetric(t, time.Minute, "a forbidden sync error for secrets", func(m testenv.Metrics) bool {
 		v, _ := m.Value(catalog.ListErrors.Name, map[string]string{"resource": "secrets", "reason": catalog.ReasonForbidden})

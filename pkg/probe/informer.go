@@ -198,10 +198,13 @@ func (in *informer) markOpaque() {
 
 // push hands a delta to the queue, or straight to the proofs when deltas
 // count on receipt. What the store applied without telling a handler (a
-// bookmark, a list end) before this delta came is drained first: the
+// bookmark, a list end) before this delta came is drained too: the
 // monitor's ticker drains it within a second, and without the ticker (a
 // library user may never run Start) the next delta does, so the queue
-// holds at most what came since the store last applied.
+// holds at most what came since the store last applied. That drain reads
+// the store's RV under the store's lock, which a slow indexer holds: it
+// runs beside the watch (drainStore), never on the reflector's goroutine,
+// which would stall the wire behind the indexer.
 func (in *informer) push(d proof.Delta) (queued bool) {
 	in.queueMu.Lock()
 	applied := in.storeRV != nil && !in.counted && in.queue.NeedsStoreRV()
@@ -209,7 +212,7 @@ func (in *informer) push(d proof.Delta) (queued bool) {
 	if in.storeRV != nil && !in.counted {
 		in.queueMu.Unlock()
 		if applied {
-			in.drain(0, 0)
+			in.drainStore()
 		}
 		return true
 	}
