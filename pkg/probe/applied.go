@@ -64,10 +64,14 @@ func (in *informer) drain(rv, key uint64) {
 }
 
 // drainStore drains, in a goroutine of its own, what the store applied
-// without notifying a handler (bookmarks, list ends): the store's lock may
-// be held by a slow indexer, and the monitor's ticker does not wait for it.
+// without notifying a handler (bookmarks, list ends), if the queue's
+// oldest entry waits for it: the store's lock may be held by a slow
+// indexer, and neither the monitor's ticker nor a scrape waits for it.
 func (in *informer) drainStore() {
-	if !in.draining.CompareAndSwap(false, true) {
+	in.queueMu.Lock()
+	waiting := in.storeRV != nil && in.queue.NeedsStoreRV()
+	in.queueMu.Unlock()
+	if !waiting || !in.draining.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {

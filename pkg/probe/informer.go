@@ -197,23 +197,15 @@ func (in *informer) markOpaque() {
 // ---- stage 2: the queue ----
 
 // push hands a delta to the queue, or straight to the proofs when deltas
-// count on receipt. What the store applied without telling a handler (a
-// bookmark, a list end) before this delta came is drained too: the
-// monitor's ticker drains it within a second, and without the ticker (a
-// library user may never run Start) the next delta does, so the queue
-// holds at most what came since the store last applied. That drain reads
-// the store's RV under the store's lock, which a slow indexer holds: it
-// runs beside the watch (drainStore), never on the reflector's goroutine,
-// which would stall the wire behind the indexer.
+// count on receipt. It runs on the reflector's goroutine, so it never
+// reads the store (whose lock a slow indexer holds: the wire would stall
+// behind it); what the store applied without telling a handler is drained
+// beside it (drainStore: the monitor's ticker, and every scrape).
 func (in *informer) push(d proof.Delta) (queued bool) {
 	in.queueMu.Lock()
-	applied := in.storeRV != nil && !in.counted && in.queue.NeedsStoreRV()
 	in.queue.Push(d)
 	if in.storeRV != nil && !in.counted {
 		in.queueMu.Unlock()
-		if applied {
-			in.drainStore()
-		}
 		return true
 	}
 	var buf [proof.QueueCap]proof.Applied
