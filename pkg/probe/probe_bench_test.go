@@ -32,7 +32,7 @@ func benchInformer(b *testing.B) (*informer, time.Time) {
 	at := m.start
 	for i := range benchHeads {
 		at = m.start.Add(time.Duration(i) * 5 * time.Second)
-		tr.space.Load().core.Timeline.Add(at, at, uint64(1000+10*i), 0)
+		tr.space.Load().core.Timeline.Add(at, at, uint64(1000+10*i))
 	}
 	clk.SetTime(at)
 	return is, at
@@ -127,7 +127,7 @@ func BenchmarkTimelineAdd(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		last = last.Add(5 * time.Second)
-		tl.Add(last, last, uint64(1000+10*(benchHeads+i)), 0)
+		tl.Add(last, last, uint64(1000+10*(benchHeads+i)))
 	}
 }
 

@@ -52,14 +52,16 @@ type Space struct {
 
 	suspect *held          // the reference's lower sample, not yet settled
 	low     map[int32]held // other sources' lower samples, not yet settled
+	// above: other sources' latest samples above the head, taken
+	// provisionally until the reference, asked after them, says
+	above   map[int32]held
 	backoff map[int32]backoff
 	// contradicted counts, per source, the times the reference contradicted
 	// its samples while the reference's head moved on: a source is foreign
 	// only after foreignAfter such, not after one (API servers' watch caches
 	// frozen at different revisions of a history etcd lost contradict each
 	// other too, but none of them moves)
-	contradicted map[int32]int
-	refMoved     uint64 // the reference head at the latest contradiction
+	contradicted map[int32]contradiction
 
 	// lostWrite is the RV of the write that proved the history lost, until
 	// a write lands above the reads again: one loss, counted once.
@@ -115,6 +117,13 @@ const foreignAfter = 2
 
 type backoff struct{ skip, failures int }
 
+// contradiction is how often the reference contradicted one source, and
+// the reference's head and the source's sample the latest time.
+type contradiction struct {
+	n        int
+	ref, src uint64
+}
+
 // maxEndedEpochs is how many ended epochs keep their writes.
 const maxEndedEpochs = 8
 
@@ -129,7 +138,7 @@ const refFailover = 3
 // NewSpace returns a space whose timeline holds capacity runs, probed
 // every interval.
 func NewSpace(capacity int, base time.Time, interval time.Duration) *Space {
-	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, backoff: map[int32]backoff{}, contradicted: map[int32]int{}, interval: interval}
+	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, above: map[int32]held{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
 }
 
 // UnknownAfter is how old the latest head probe may get before the head is
@@ -166,6 +175,7 @@ func (s *Space) Anchor(id int32) bool {
 func (s *Space) RemoveSource(id int32) {
 	s.sources = slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })
 	delete(s.low, id)
+	delete(s.above, id)
 	delete(s.backoff, id)
 	delete(s.contradicted, id)
 	if s.ref == id {
@@ -280,29 +290,43 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 	switch {
 	case !has || rv >= latest:
 		if id == s.ref && probe {
-			s.Timeline.Add(sent, recv, rv, id)
+			s.Timeline.Add(sent, recv, rv)
 		} else {
 			// another source's, or a freshness read of the reference's
 			// resource on an informer's connection (maybe to another API
 			// server): the reference's probe may contradict it
-			s.Timeline.AddProvisional(sent, recv, rv, id)
+			s.Timeline.AddProvisional(sent, recv, rv)
+			if id != s.ref {
+				s.above[id] = held{rv: rv, sent: sent, recv: recv}
+			}
 		}
 		v.Accepted = true
 		if id == s.ref {
 			s.suspect = nil
 			// the reference is back or still at its etcd's head: lower
-			// samples of others, taken before, contradict it
+			// samples of others, taken before, contradict it (a
+			// consistent read of one etcd is never below a head answered
+			// before it was sent; contradict counts a second only once
+			// either side moved on)
 			for src, l := range s.low {
 				if l.recv.Before(sent) {
 					delete(s.low, src)
-					if rv > l.refHead {
-						v = s.contradict(v, src, rv)
+					if rv >= l.refHead {
+						v = s.contradict(v, src, rv, l.rv)
 					}
 				}
 			}
 		}
 	case sent.Before(latestRecv):
-		return v // begun before the latest answer came: an older snapshot
+		// begun before the latest answer came: an older snapshot, which
+		// says nothing, unless it is below a head the reference had
+		// answered before it was sent (a resource of another, lower etcd
+		// whose freshness reads go out in the same round as others':
+		// they always race a higher answer)
+		if known, _, ok := s.Timeline.HeadBy(sent); id != s.ref && ok && rv < known {
+			s.holdLow(id, rv, sent, recv, known)
+		}
+		return v
 	case id == s.ref && !probe:
 		// a freshness read of the reference's resource saw less than the
 		// head: its API server's cache is behind another's (frozen at its
@@ -311,18 +335,23 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 		return v
 	case id == s.ref:
 		// the reference saw less than a head answered before it was asked
-		if src, sole, provisional, _ := s.Timeline.SourcesAbove(rv); provisional {
+		if provisional, _ := s.Timeline.ProvisionalAbove(rv); provisional {
 			// every head above came from other sources, or from freshness
 			// reads of the reference's resource on another connection
 			// (watch caches of other API servers or resources, frozen at
 			// a higher revision of a history etcd lost, or another etcd):
-			// drop them, no restore; one other source alone is foreign
-			// once the reference moved on between two
+			// drop them, no restore; each other source that answered
+			// above before this was asked is contradicted, foreign once
+			// the reference moved on between two (several at once: the
+			// resources of another etcd, read in one round)
 			s.Timeline.TruncateAbove(rv)
-			if sole && src != s.ref && (s.refOK && rv > s.refHead || s.contradicted[src] == 0) {
-				v = s.contradict(v, src, rv)
+			for src, h := range s.above {
+				if h.rv > rv && h.recv.Before(sent) {
+					delete(s.above, src)
+					v = s.contradict(v, src, rv, h.rv)
+				}
 			}
-			s.Timeline.Add(sent, recv, rv, id)
+			s.Timeline.Add(sent, recv, rv)
 			v.Accepted = true
 			return v
 		}
@@ -341,7 +370,7 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 			return v
 		}
 		s.readsFell(rv, sent)
-		s.Timeline.Add(sent, recv, rv, id)
+		s.Timeline.Add(sent, recv, rv)
 		v.Accepted, v.Regressed, v.Known = true, true, s.known
 	default:
 		// another source saw less than the head: a restore (the reference
@@ -352,27 +381,36 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 			// lost history: provisional
 			sus := *s.suspect
 			s.readsFell(sus.rv, sus.sent)
-			s.Timeline.Add(sus.sent, sus.recv, sus.rv, s.ref)
-			s.Timeline.AddProvisional(sent, recv, rv, id)
+			s.Timeline.Add(sus.sent, sus.recv, sus.rv)
+			s.Timeline.AddProvisional(sent, recv, rv)
 			v.Accepted, v.Regressed, v.Known = true, true, s.known
 			return v
 		}
-		l := s.low[id]
-		s.low[id] = held{rv: rv, sent: sent, recv: recv, samples: l.samples + 1, refHead: latest}
+		s.holdLow(id, rv, sent, recv, latest)
 	}
 	return v
 }
 
-// contradict counts a contradiction of source id by the reference at head
-// rv, and names it foreign at the foreignAfter-th with the reference's head
-// moving on in between.
-func (s *Space) contradict(v Verdict, id int32, rv uint64) Verdict {
-	if s.contradicted[id] > 0 && rv <= s.refMoved {
+// holdLow holds a sample of another source below head until the
+// reference's next sample tells a restore (it is lower too) from another
+// etcd (it moved on above head: a contradiction).
+func (s *Space) holdLow(id int32, rv uint64, sent, recv time.Time, head uint64) {
+	l := s.low[id]
+	s.low[id] = held{rv: rv, sent: sent, recv: recv, samples: l.samples + 1, refHead: head}
+}
+
+// contradict counts a contradiction of source id's sample srcRV by the
+// reference at head rv, and names it foreign at the foreignAfter-th with
+// the reference's head or the source's samples moving on in between (one
+// etcd above another idle one moves alone; frozen caches move neither).
+func (s *Space) contradict(v Verdict, id int32, rv, srcRV uint64) Verdict {
+	c := s.contradicted[id]
+	if c.n > 0 && rv <= c.ref && srcRV <= c.src {
 		return v
 	}
-	s.contradicted[id]++
-	s.refMoved = rv
-	if s.contradicted[id] >= foreignAfter {
+	c.n, c.ref, c.src = c.n+1, rv, srcRV
+	s.contradicted[id] = c
+	if c.n >= foreignAfter {
 		return s.foreign(v, id)
 	}
 	return v
@@ -436,6 +474,7 @@ func (s *Space) forgetReads() {
 	s.Timeline.Reset()
 	s.suspect = nil
 	clear(s.low)
+	clear(s.above)
 	s.refHead, s.refOK = 0, false
 }
 

@@ -13,15 +13,11 @@ type run struct {
 	firstRecv time.Duration // since the timeline's base, monotonic
 	lastSent  time.Duration
 	lastRecv  time.Duration
-	source    int32 // the source of every sample of the run, or Mixed
 	samples   int
 	// provisional: every sample of the run came from a source that was not
 	// its space's reference when it answered
 	provisional bool
 }
-
-// Mixed marks a run seen by more than one source.
-const Mixed int32 = -1
 
 // Timeline is a bounded history of head samples of one RV space. RVs in it
 // never decrease: its space resets it when the head provably went back
@@ -58,18 +54,18 @@ func (tl *Timeline) at(i int) *run { return &tl.buf[(tl.start+i)%len(tl.buf)] }
 // Add records a sample of source, requested at sent and answered at recv,
 // that saw head rv. A head below the latest is ignored: the space decides
 // what a lower head means before it adds a sample.
-func (tl *Timeline) Add(sent, recv time.Time, rv uint64, source int32) {
-	tl.add(sent, recv, rv, source, false)
+func (tl *Timeline) Add(sent, recv time.Time, rv uint64) {
+	tl.add(sent, recv, rv, false)
 }
 
 // AddProvisional records a sample of a source that is not its space's
 // reference: the reference may contradict it later (see
 // ProvisionalAbove).
-func (tl *Timeline) AddProvisional(sent, recv time.Time, rv uint64, source int32) {
-	tl.add(sent, recv, rv, source, true)
+func (tl *Timeline) AddProvisional(sent, recv time.Time, rv uint64) {
+	tl.add(sent, recv, rv, true)
 }
 
-func (tl *Timeline) add(sent, recv time.Time, rv uint64, source int32, provisional bool) {
+func (tl *Timeline) add(sent, recv time.Time, rv uint64, provisional bool) {
 	s, r := sent.Sub(tl.base), recv.Sub(tl.base)
 	tl.adds++
 	if tl.n > 0 {
@@ -78,9 +74,6 @@ func (tl *Timeline) add(sent, recv time.Time, rv uint64, source int32, provision
 		case rv == last.rv:
 			last.lastSent, last.lastRecv = max(last.lastSent, s), max(last.lastRecv, r)
 			last.samples++
-			if last.source != source {
-				last.source = Mixed
-			}
 			last.provisional = last.provisional && provisional
 			return
 		case rv < last.rv:
@@ -92,7 +85,7 @@ func (tl *Timeline) add(sent, recv time.Time, rv uint64, source int32, provision
 		tl.n--
 		tl.dropped++
 	}
-	*tl.at(tl.n) = run{rv: rv, firstRecv: r, lastSent: s, lastRecv: r, source: source, samples: 1, provisional: provisional}
+	*tl.at(tl.n) = run{rv: rv, firstRecv: r, lastSent: s, lastRecv: r, samples: 1, provisional: provisional}
 	tl.n++
 }
 
@@ -195,21 +188,18 @@ func (tl *Timeline) Below(rv uint64, after time.Time) int {
 	return n
 }
 
-// SourcesAbove reports who saw the heads above rv: provisional, whether
-// none of them came from the reference; src and sole, the one source that
-// saw them all, if one alone did. ok is false when there are none.
-func (tl *Timeline) SourcesAbove(rv uint64) (src int32, sole, provisional, ok bool) {
+// ProvisionalAbove reports whether every head above rv is provisional
+// (none came from the reference); ok is false when there are none.
+func (tl *Timeline) ProvisionalAbove(rv uint64) (provisional, ok bool) {
 	i := tl.search(func(s *run) bool { return s.rv > rv })
 	if i == tl.n {
-		return 0, false, false, false
+		return false, false
 	}
-	src, sole, provisional = tl.at(i).source, true, true
+	provisional = true
 	for j := i; j < tl.n; j++ {
-		s := tl.at(j)
-		sole = sole && s.source == src && s.source != Mixed
-		provisional = provisional && s.provisional
+		provisional = provisional && tl.at(j).provisional
 	}
-	return src, sole, provisional, true
+	return provisional, true
 }
 
 // TruncateAbove drops every head above rv.

@@ -14,7 +14,7 @@ func TestTimelineFreshAtSeenAndCommitBound(t *testing.T) {
 	// probes every 5 s, each answered 1 s after its request: heads 100,
 	// 100, 120, 150, 150, 200
 	for i, rv := range []uint64{100, 100, 120, 150, 150, 200} {
-		tl.Add(sec(float64(5*i)), sec(float64(5*i+1)), rv, 0)
+		tl.Add(sec(float64(5*i)), sec(float64(5*i+1)), rv)
 	}
 	fresh := []struct {
 		rv   uint64
@@ -68,14 +68,14 @@ func TestTimelineFreshAtSeenAndCommitBound(t *testing.T) {
 
 func TestTimelineResetAndLowerHeads(t *testing.T) {
 	tl := NewTimeline(8, t0)
-	tl.Add(sec(0), sec(0), 500, 0)
-	tl.Add(sec(5), sec(5), 600, 0)
-	tl.Add(sec(10), sec(10), 300, 0) // a lower head is the space's to judge: ignored here
+	tl.Add(sec(0), sec(0), 500)
+	tl.Add(sec(5), sec(5), 600)
+	tl.Add(sec(10), sec(10), 300) // a lower head is the space's to judge: ignored here
 	if rv, _, _ := tl.Latest(); rv != 600 {
 		t.Fatalf("latest %d after a lower head; want 600", rv)
 	}
 	tl.Reset()
-	tl.Add(sec(10), sec(10), 300, 0)
+	tl.Add(sec(10), sec(10), 300)
 	if got, _ := tl.FreshAtSeen(550, sec(1000)); !got.Equal(sec(10)) {
 		t.Errorf("freshAt(550) after reset = %v; old history leaked", got)
 	}
@@ -84,23 +84,23 @@ func TestTimelineResetAndLowerHeads(t *testing.T) {
 	}
 }
 
-func TestTimelineSources(t *testing.T) {
+func TestTimelineProvisionalAbove(t *testing.T) {
 	tl := NewTimeline(8, t0)
-	tl.Add(sec(0), sec(0), 100, 0)
-	tl.Add(sec(5), sec(5), 200, 1)
-	tl.Add(sec(10), sec(10), 300, 1)
-	if src, sole, _, ok := tl.SourcesAbove(150); !ok || !sole || src != 1 {
-		t.Errorf("SourcesAbove(150) = %d, sole %v, ok %v; want 1 alone", src, sole, ok)
+	tl.Add(sec(0), sec(0), 100)
+	tl.AddProvisional(sec(5), sec(5), 200)
+	tl.AddProvisional(sec(10), sec(10), 300)
+	if provisional, ok := tl.ProvisionalAbove(150); !ok || !provisional {
+		t.Errorf("ProvisionalAbove(150) = %v, ok %v; want only provisional heads above", provisional, ok)
 	}
-	if _, sole, _, _ := tl.SourcesAbove(50); sole {
-		t.Error("SourcesAbove(50): two sources saw heads above 50")
+	if provisional, _ := tl.ProvisionalAbove(50); provisional {
+		t.Error("ProvisionalAbove(50): the reference's 100 is above 50")
 	}
-	if _, _, _, ok := tl.SourcesAbove(300); ok {
-		t.Error("SourcesAbove(300): no head above 300")
+	if _, ok := tl.ProvisionalAbove(300); ok {
+		t.Error("ProvisionalAbove(300): no head above 300")
 	}
-	tl.Add(sec(15), sec(15), 300, 0) // a second source sees 300 too
-	if _, sole, _, ok := tl.SourcesAbove(250); !ok || sole {
-		t.Error("SourcesAbove(250): the run of 300 was seen by two sources")
+	tl.Add(sec(15), sec(15), 300)
+	if provisional, _ := tl.ProvisionalAbove(250); provisional {
+		t.Error("ProvisionalAbove(250): the reference also saw 300")
 	}
 	tl.TruncateAbove(150)
 	if rv, _, _ := tl.Latest(); rv != 100 {
@@ -111,7 +111,7 @@ func TestTimelineSources(t *testing.T) {
 func TestTimelineBoundedDropsOldest(t *testing.T) {
 	tl := NewTimeline(4, t0)
 	for i := range 10 {
-		tl.Add(sec(float64(i)), sec(float64(i)), uint64(100+i), 0)
+		tl.Add(sec(float64(i)), sec(float64(i)), uint64(100+i))
 	}
 	if got := tl.Dropped(); got != 6 {
 		t.Errorf("droppedCount() = %d; want 6", got)
@@ -125,7 +125,7 @@ func TestTimelineBoundedDropsOldest(t *testing.T) {
 	// equal heads share one slot: a long quiet period drops nothing
 	q := NewTimeline(2, t0)
 	for i := range 1000 {
-		q.Add(sec(float64(i)), sec(float64(i)), 7, 0)
+		q.Add(sec(float64(i)), sec(float64(i)), 7)
 	}
 	if q.Dropped() != 0 {
 		t.Errorf("quiet timeline dropped %d", q.Dropped())
@@ -136,10 +136,10 @@ func TestTimelineHeadBy(t *testing.T) {
 	tl := NewTimeline(16, t0)
 	// heads 100 (answered at 1s and 6s), 120 (11s), and a provisional 130
 	// of another source (16s)
-	tl.Add(sec(0), sec(1), 100, 0)
-	tl.Add(sec(5), sec(6), 100, 0)
-	tl.Add(sec(10), sec(11), 120, 0)
-	tl.AddProvisional(sec(15), sec(16), 130, 1)
+	tl.Add(sec(0), sec(1), 100)
+	tl.Add(sec(5), sec(6), 100)
+	tl.Add(sec(10), sec(11), 120)
+	tl.AddProvisional(sec(15), sec(16), 130)
 	for _, c := range []struct {
 		by       float64
 		rv       uint64
