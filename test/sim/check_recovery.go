@@ -51,7 +51,10 @@ func (recoveryInvariant) check(c *Checker, v *resourceAt) {
 // ahead_of_head until it lists again"); no_bookmarks while a watch of it
 // gets none, or within the first bookmark's due time (a minute and 15 s)
 // after every watch of it began to (a watch whose cache began to move
-// past its start gets its first bookmark within a bookmark period).
+// past its start gets its first bookmark within a bookmark period);
+// head_unknown in a world whose monitor never starts (Setup.NoStart: no
+// head probe and no freshness read runs, so nothing answers for the head
+// and the state says so).
 // docs/simulation.md: recovery, "state `ok` (`stateExpected`: ...)".
 func (c *Checker) stateExpected(v *resourceAt) bool {
 	firstBookmark := v.s.At.Sub(c.bookmarksAt[v.name]) <= time.Minute+15*time.Second
@@ -62,6 +65,8 @@ func (c *Checker) stateExpected(v *resourceAt) bool {
 		return v.lostHistory || v.listedInLoss
 	case catalog.StateNoBookmarks:
 		return !v.allBookmarks || firstBookmark
+	case catalog.StateHeadUnknown:
+		return c.h.Setup.NoStart
 	}
 	return false
 }

@@ -471,6 +471,14 @@ var corpus = []struct {
 		},
 	},
 	{
+		caught: "issue #39's premise 5 again: a monitor whose Start never runs, without a canary, has no head probe and no freshness read, so nothing ever answers for the head and its resources say head_unknown for good; the oracle called that not recovered 5 min after a fault (found by -sim.widen=http1,informers,nostart on seeds 1-600, seed 212 shrunk); head_unknown is the honest state of such a world (stateExpected)",
+		h: History{Seed: 212, Duration: 10 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, NoStart: true, HTTP1: true,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}}}}},
+			Faults: []Fault{{Kind: "slow-server", Start: 201 * time.Second, Dur: 45 * time.Second, Latency: 200 * time.Millisecond}},
+		},
+	},
+	{
 		caught: "an etcd restore (100 back, Reset) while the canary froze and the informers slowed: the first head probe after it answered above the informer's old RV, nothing showed the loss, and staleness fell to 3-14s while the cache lacked new-history writes below its RV (found by make test-sim's seed range 200001 on 4 December, not fixed yet)",
 		lie:    "configmaps", lieRule: "staleness below the truth",
 		h: History{Seed: 225497, Duration: 10 * time.Minute, Background: 0,
