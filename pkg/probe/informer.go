@@ -286,11 +286,16 @@ func (in *informer) freshened(head uint64, sent, recv time.Time, answered, integ
 		in.wire.ReadEnded(answered)
 	}
 	in.wireMu.Unlock()
-	if !own {
-		return
-	}
 	in.proofMu.Lock()
 	defer in.proofMu.Unlock()
+	if !own {
+		if !answered {
+			// a sawtooth across it is an incident's, not the healthy
+			// height the proof period learns
+			in.proof.ReadFailed(sent)
+		}
+		return
+	}
 	switch {
 	case answered && integer:
 		in.proof.Read(head, recv)

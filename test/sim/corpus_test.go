@@ -479,6 +479,22 @@ var corpus = []struct {
 		},
 	},
 	{
+		caught: "issue #39's premise 1 at length: three API servers, clients on HTTP/1.1, etcd's 10-minute progress notify, an idle resource; a server restarts, then the informers' connection freezes for 2 min: after it, RV lag 1,889-2,324 on the idle resource while its store misses nothing (found by -sim.widen=http1,informers,nostart on seeds 1-600 of up to 40 min, seed 349, shrunk): the stall kept its lag, head minus RV, until a prompt proof that the store caught up, which never comes where no read moves the watch's cache; now a bookmark the store applies after the stall settles it (Proof.settledAt)",
+		h: History{Seed: 349, Duration: 23 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, HTTP1: true,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resWidgets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Faults: []Fault{{Kind: "restart", Start: 955 * time.Second, Dur: 5 * time.Second, Server: 2}, {Kind: "freeze", Start: 1081 * time.Second, Dur: 2 * time.Minute, Host: "informers"}},
+		},
+	},
+	{
+		caught: "issue #39's premise 1 on one API server: clients on HTTP/1.1 (so the monitor learns the proof period from the sawtooth), etcd's 10-minute progress notify, idle secrets; the informers' connection hangs 45 s and the freshness reads with it, so the watch cache does not move and the sawtooth across the hang peaks at 116 s, which was learned as healthy: proof period 116 s 5 min after the fault (found by -sim.widen=http1,informers,nostart on seeds 1-600 of up to 40 min, seed 123, shrunk); now a sawtooth across a failed freshness read is no healthy peak (Proof.prove)",
+		h: History{Seed: 123, Duration: 27 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, HTTP1: true,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}}}, {ResourceSpec: resSecrets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Faults: []Fault{{Kind: "hang", Start: 1249 * time.Second, Dur: 45 * time.Second, Host: "informers"}},
+		},
+	},
+	{
 		caught: "an etcd restore (100 back, Reset) while the canary froze and the informers slowed: the first head probe after it answered above the informer's old RV, nothing showed the loss, and staleness fell to 3-14s while the cache lacked new-history writes below its RV (found by make test-sim's seed range 200001 on 4 December, not fixed yet)",
 		lie:    "configmaps", lieRule: "staleness below the truth",
 		h: History{Seed: 225497, Duration: 10 * time.Minute, Background: 0,

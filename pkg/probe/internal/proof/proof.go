@@ -71,6 +71,8 @@ type Proof struct {
 	lagAt   time.Time
 	lagHead time.Time // when the head sample lag was measured against was taken
 	behind  bool      // the latest bookmark came from a watch cache that did not catch up
+	// bookmarked: when the store last applied a bookmark
+	bookmarked time.Time
 
 	read *read // the latest consistent read on the informer's own connection, not yet judged
 	// readFailed: when the latest read was sent, if it did not answer
@@ -302,14 +304,25 @@ func (p *Proof) lagNow(env Env) uint64 {
 
 // settledAt is since when the lag stands: the latest delivery, or a
 // prompt proof after it that the store caught up, or a watch without
-// bookmarks reopened after a stall (a stall that ended before either left
-// nothing missing).
+// bookmarks reopened after a stall, or, without reads of its own, a
+// bookmark after a stall (a stall that ended before any of them left
+// nothing missing that the watch's server could send).
 func (p *Proof) settledAt(env Env) time.Time {
 	since := p.lagAt
 	if at, learned := p.proven(env); !p.behind && at.After(since) && learned.Sub(at) <= recentProof(env) {
 		since = at
 	}
 	if at, ok := env.Watch.Resumed(env.Now); ok && at.After(since) {
+		since = at
+	}
+	if at := p.bookmarked; !env.OwnReads && at.After(since) && !env.Watch.StalledSince(at, env.Now) {
+		// no read moves the watch's cache (HTTP/1.1 reads land on other
+		// servers, or none are sent): a quiet resource's cache moves only
+		// with etcd's progress notify, so no prompt proof may ever come,
+		// and the head minus its RV counts other resources' writes. A
+		// bookmark applied after the stall shows the store holds what
+		// that cache holds; what the cache lacks, only a delivery or a
+		// proof measures.
 		since = at
 	}
 	return since
@@ -322,6 +335,7 @@ func (p *Proof) ApplyBookmark(rv uint64, received time.Time, env Env) {
 		return
 	}
 	p.sync(env)
+	p.bookmarked = env.Now
 	shown, _ := p.proven(env) // what the staleness showed before it
 	if rv > p.rv {
 		p.observe(rv, env)
@@ -356,8 +370,10 @@ func (p *Proof) Read(head uint64, recv time.Time) {
 	p.readFailed = time.Time{}
 }
 
-// ReadFailed records that a consistent read of the informer's resource on
-// its own connection, sent at sent, did not answer.
+// ReadFailed records that a consistent read of the informer's resource,
+// sent at sent, did not answer: on its own connection, its store's
+// freshness may be blind (see blind); on any, a sawtooth across it is no
+// healthy one (see prove).
 func (p *Proof) ReadFailed(sent time.Time) { p.readFailed = maxTime(p.readFailed, sent) }
 
 // blind reports whether the store's freshness is unknown: it rests on the
@@ -412,13 +428,14 @@ func (p *Proof) refresh(sawtooth time.Time, env Env) {
 // zero for any other proof), whose peak counts toward the proof period
 // when it was healthy: the watch gave a sign of life at its cadence,
 // was not reopened (a reopened watch gets its cadence anew, so its silence
-// across the reopen never counts as a stall), and the head was known all
-// along.
+// across the reopen never counts as a stall), the head was known all
+// along, and no freshness read failed across it (its watch cache did not
+// move for want of it).
 func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 	if !at.After(p.fresh) || p.unlisted(env) {
 		return
 	}
-	if !sawtooth.IsZero() && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) {
+	if !sawtooth.IsZero() && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) && !p.readFailed.After(p.fresh) {
 		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(maxTime(p.fresh, sawtooth))})
 		if len(p.peaks) > maxPeaks {
 			p.peaks = p.peaks[1:]

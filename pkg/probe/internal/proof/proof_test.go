@@ -756,3 +756,72 @@ func TestWritesBelowTheRVAreNotOfItsHistory(t *testing.T) {
 		t.Errorf("after 40 more writes the store at 1200 is called fresh as of %v; want 3s at most", v.Fresh.Sub(t0))
 	}
 }
+
+// A quiet store whose freshness reads do not reach its watch's server
+// (HTTP/1.1 behind a balancer, or reads off) is proven fresh only when
+// etcd's progress notification moves that cache. A stall of its watch
+// ended, bookmarks came again at the cache's unmoved RV, and the lag
+// stayed head - RV (the writes to other resources) for as long as the
+// cache did not move: no prompt proof ever came (simulation seed 349,
+// RV lag 1,889 with nothing missing). A bookmark applied after the stall
+// settles it.
+func TestABookmarkAfterAStallSettlesAStoreWithoutReads(t *testing.T) {
+	sp, w, p, _ := listedAt1000()
+	w.SetReads(false)
+	env := func(at time.Time) Env {
+		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
+	}
+	head := func(s int) uint64 { return uint64(1000 + 10*s) } // writes elsewhere
+	const cache = 1000                                        // the idle resource's watch cache: it never moves
+	for s := 5; s <= 1200; s += 5 {
+		at := sec(float64(s))
+		sp.Sample(0, head(s), true, at, at, true)
+		stalled := s > 300 && s <= 600 // the watch's connection frozen: no bookmark
+		if s%60 == 0 && !stalled {
+			w.Received(at, true)
+			p.ApplyBookmark(cache, at, env(at))
+		}
+		if s == 590 && !w.StalledSince(sec(300), at) {
+			t.Fatalf("no stall seen after 290 s without a bookmark")
+		}
+		if s >= 700 { // a bookmark came after the stall, the store missing nothing
+			if v := p.Snapshot(env(at)); v.LagKnown && v.Lag != 0 {
+				t.Fatalf("at %ds: RV lag %d on a quiet store that misses nothing, bookmarks flowing again since 660s", s, v.Lag)
+			}
+		}
+	}
+}
+
+// A freshness read that fails leaves a quiet watch cache where it was, so
+// the sawtooth across it is an incident's. Without reads of its own the
+// proof period is learned from the healthy peaks; one across a failed read
+// taught it 116 s on a server whose healthy sawtooth is a minute
+// (simulation seed 123: clients on HTTP/1.1, the reads hung 45 s).
+func TestASawtoothAcrossAFailedReadTeachesNothing(t *testing.T) {
+	sp, w, p, _ := listedAt1000()
+	w.SetReads(false)
+	env := func(at time.Time) Env {
+		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
+	}
+	// a read before each minute's bookmark moves the cache to the head
+	// (one API server): each bookmark proves the head of 5 s before it
+	head := func(s int) uint64 { return uint64(1000 + 10*s) }
+	for s := 5; s <= 600; s += 5 {
+		at := sec(float64(s))
+		sp.Sample(0, head(s), true, at, at, true)
+		if s%60 == 0 {
+			rv := head(s - 5)
+			if s == 420 {
+				// the read before this bookmark hung: the cache did not
+				// move, and the bookmark carries the RV of the one before
+				p.ReadFailed(sec(415))
+				rv = head(355)
+			}
+			w.Received(at, true)
+			p.ApplyBookmark(rv, at, env(at))
+		}
+	}
+	if v := p.Snapshot(env(sec(600))); !v.ProofPeriodKnown || v.ProofPeriod > 70*time.Second {
+		t.Errorf("proof period %v (known %v), want the healthy sawtooth's ~65 s, not the 125 s across the failed read", v.ProofPeriod, v.ProofPeriodKnown)
+	}
+}
