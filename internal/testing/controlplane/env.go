@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/faultproxy"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
 )
 
 // Options configure a control plane.
@@ -33,7 +34,9 @@ type Options struct {
 	APIServers int
 	// LogDir, if set, receives the output of kube-apiserver as
 	// kube-apiserver.log (kube-apiserver-<i>.log for the others of an HA
-	// control plane) and of each etcd cluster member as <member>.log.
+	// control plane) and of each etcd cluster member as <member>.log;
+	// unset, a directory of the control plane's own does, which Stop
+	// removes.
 	LogDir string
 }
 
@@ -51,7 +54,10 @@ type Env struct {
 	HA *HA
 	// etcdDir holds the data of the cluster members envtest does not run.
 	etcdDir string
-	logs    []*os.File
+	// logDir holds the processes' output when the caller gave no
+	// Options.LogDir; Stop removes it.
+	logDir string
+	logs   []*os.File
 }
 
 // logFile opens dir/name.log for a process's output, appending (a
@@ -64,11 +70,52 @@ func (e *Env) logFile(dir, name string) (*os.File, error) {
 	return f, err
 }
 
-// Start starts a control plane. Stop it with Stop.
+// startTries is how many control planes Start starts, each on ports of
+// its own, before it gives up. envtest retries a failed start itself, but
+// on the ports it chose first: a port it suggested and released may be
+// taken by another process of a busy machine (a test's Prometheus or
+// exporter on an ephemeral port) before kube-apiserver binds it, seconds
+// later under load, and then every retry fails alike (the gate saw
+// "retried 5 times" in 85 s while nothing else failed).
+const startTries = 3
+
+// Start starts a control plane. Stop it with Stop. When one fails to
+// start, it starts another on new ports; the error says why the last
+// failed, with the end of its kube-apiserver's output.
 func Start(opts Options) (*Env, error) {
+	var errs []error
+	for range startTries {
+		e, err := start(opts)
+		if err == nil {
+			return e, nil
+		}
+		errs = append(errs, err)
+		if !errors.Is(err, errStart) {
+			break
+		}
+	}
+	if len(errs) > 1 {
+		return nil, fmt.Errorf("%d control planes failed to start, the last: %w", len(errs), errs[len(errs)-1])
+	}
+	return nil, errs[0]
+}
+
+// errStart marks a control plane whose processes did not start (worth
+// another try on new ports), as opposed to a missing binary or directory.
+var errStart = errors.New("start control plane")
+
+func start(opts Options) (*Env, error) {
 	apiserver, etcd, err := Binaries()
 	if err != nil {
 		return nil, err
+	}
+	// kube-apiserver's output, to say why it did not start: in the
+	// caller's directory, or in one of ours that Stop removes
+	own := opts.LogDir == ""
+	if own {
+		if opts.LogDir, err = os.MkdirTemp("", "rvsync-controlplane-"); err != nil {
+			return nil, err
+		}
 	}
 	env := &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
@@ -77,13 +124,15 @@ func Start(opts Options) (*Env, error) {
 		},
 	}
 	e := &Env{Environment: env}
-	if opts.LogDir != "" {
-		f, err := e.logFile(opts.LogDir, "kube-apiserver")
-		if err != nil {
-			return nil, err
-		}
-		env.ControlPlane.APIServer.Out, env.ControlPlane.APIServer.Err = f, f
+	if own {
+		e.logDir = opts.LogDir
 	}
+	f, err := e.logFile(opts.LogDir, "kube-apiserver")
+	if err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	env.ControlPlane.APIServer.Out, env.ControlPlane.APIServer.Err = f, f
 	args := env.ControlPlane.APIServer.Configure()
 	for k, v := range opts.APIServerArgs {
 		args.Set(k, v)
@@ -115,8 +164,9 @@ func Start(opts Options) (*Env, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		out := process.Tail(filepath.Join(opts.LogDir, "kube-apiserver.log"), 8)
 		_ = e.Stop()
-		return nil, fmt.Errorf("start control plane: %w", err)
+		return nil, fmt.Errorf("%w: %w; kube-apiserver's last output:\n%s", errStart, err, out)
 	}
 	e.Config = cfg
 	if e.Etcd != nil {
@@ -158,6 +208,9 @@ func (e *Env) Stop() error {
 	}
 	for _, f := range e.logs {
 		errs = append(errs, f.Close())
+	}
+	if e.logDir != "" {
+		errs = append(errs, os.RemoveAll(e.logDir))
 	}
 	return errors.Join(errs...)
 }
