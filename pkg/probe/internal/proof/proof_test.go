@@ -140,6 +140,17 @@ func listedAt1000() (sp *Space, w *Watch, p *Proof, env func(time.Time) Env) {
 	return sp, w, p, env
 }
 
+// listedWithoutReads is listedAt1000 without freshness reads that reach
+// its watch's server (reads off, or HTTP/1.1 behind a balancer).
+func listedWithoutReads() (sp *Space, w *Watch, p *Proof, env func(time.Time) Env) {
+	sp, w, p, _ = listedAt1000()
+	w.SetReads(false)
+	env = func(at time.Time) Env {
+		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
+	}
+	return sp, w, p, env
+}
+
 // A consistent read on the informer's own connection makes a healthy
 // watch cache catch up, so a bookmark at or above the read's head is due
 // within a cadence: the next one, or the one before the watch's timeout.
@@ -539,11 +550,7 @@ func TestAStoreSilentSinceARestoreIsAhead(t *testing.T) {
 // reopened watches, never counted as healthy: the proof period stayed 0
 // and the staleness SLO burned (simulation pages seed 514).
 func TestAQuietSawtoothWithoutReadsIsHealthy(t *testing.T) {
-	sp, w, p, _ := listedAt1000()
-	w.SetReads(false)
-	env := func(at time.Time) Env {
-		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
-	}
+	sp, w, p, env := listedWithoutReads()
 	head := func(s int) uint64 { return uint64(1000 + 10*s) }
 	cache := head(1) // the watch cache's RV: moved by progress notifications alone
 	opened, start := 5, cache
@@ -766,11 +773,7 @@ func TestWritesBelowTheRVAreNotOfItsHistory(t *testing.T) {
 // RV lag 1,889 with nothing missing). A bookmark applied after the stall
 // settles it.
 func TestABookmarkAfterAStallSettlesAStoreWithoutReads(t *testing.T) {
-	sp, w, p, _ := listedAt1000()
-	w.SetReads(false)
-	env := func(at time.Time) Env {
-		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
-	}
+	sp, w, p, env := listedWithoutReads()
 	head := func(s int) uint64 { return uint64(1000 + 10*s) } // writes elsewhere
 	const cache = 1000                                        // the idle resource's watch cache: it never moves
 	for s := 5; s <= 1200; s += 5 {
@@ -798,11 +801,7 @@ func TestABookmarkAfterAStallSettlesAStoreWithoutReads(t *testing.T) {
 // taught it 116 s on a server whose healthy sawtooth is a minute
 // (simulation seed 123: clients on HTTP/1.1, the reads hung 45 s).
 func TestASawtoothAcrossAFailedReadTeachesNothing(t *testing.T) {
-	sp, w, p, _ := listedAt1000()
-	w.SetReads(false)
-	env := func(at time.Time) Env {
-		return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second}
-	}
+	sp, w, p, env := listedWithoutReads()
 	// a read before each minute's bookmark moves the cache to the head
 	// (one API server): each bookmark proves the head of 5 s before it
 	head := func(s int) uint64 { return uint64(1000 + 10*s) }

@@ -178,10 +178,7 @@ func TestARestoreSettledByAnotherSourceStartsAtTheReference(t *testing.T) {
 // history: the reference's next sample below them truncates them as it
 // does one source's, and is no second restore (simulation seed 421893).
 func TestTwoFrozenCachesAboveAreNoRestore(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	for id := int32(0); id < 3; id++ {
-		sp.AddSource(id)
-	}
+	sp := spaceOfSources(3)
 	for i := 1; i <= 10; i++ {
 		at := sec(float64(5 * i))
 		sp.Sample(0, uint64(i), true, at, at, true)
@@ -293,10 +290,7 @@ func TestTheCanarysResourceAnchorsItsSpace(t *testing.T) {
 // in the events' space, configmaps ahead_of_head and 135 s stale while
 // nothing was missing).
 func TestSeveralSourcesOfAHigherEtcdAreForeign(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	for id := int32(0); id < 3; id++ {
-		sp.AddSource(id)
-	}
+	sp := spaceOfSources(3)
 	foreign := map[int32]bool{}
 	head, main := uint64(10), uint64(1000)
 	for round := range 4 {
@@ -330,10 +324,7 @@ func TestSeveralSourcesOfAHigherEtcdAreForeign(t *testing.T) {
 // their own stayed in the cluster's space, RV lag 1058 and 135 s stale
 // while nothing was missing).
 func TestALowerEtcdReadInARoundIsForeign(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	for id := int32(0); id < 3; id++ {
-		sp.AddSource(id)
-	}
+	sp := spaceOfSources(3)
 	foreign := map[int32]bool{}
 	head, events := uint64(1000), uint64(30)
 	for round := range 3 {
@@ -393,4 +384,14 @@ func TestAnotherEtcdBesideAnIdleReferenceIsForeign(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spaceOfSources is a space whose head sources are 0 (its reference) to
+// n-1, probed every 5 s.
+func spaceOfSources(n int32) *Space {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	for id := range n {
+		sp.AddSource(id)
+	}
+	return sp
 }
