@@ -78,7 +78,7 @@ type Cluster struct {
 
 	ca    *ca
 	st    *state
-	lock  *hostLock
+	lock  *process.HostLock
 	procs []*component
 	logf  func(string, ...any)
 	// apiservers are the kube-apiservers, in APIServerPorts' order.
@@ -109,13 +109,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	lockCtx, cancel := context.WithTimeout(ctx, cmpOr(opts.LockTimeout, 30*time.Minute))
 	defer cancel()
-	lock, err := lockHost(lockCtx, logf)
+	lock, err := process.LockHost(lockCtx, lockFile, "another cluster runs on this machine", logf)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil && c == nil {
-			_ = lock.unlock()
+			_ = lock.Unlock()
 		}
 	}()
 	if err := recoverCrashed(logf); err != nil {
@@ -734,7 +734,7 @@ func (c *Cluster) Stop() error {
 	if err := os.Remove(stateFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
-	if err := c.lock.unlock(); err != nil {
+	if err := c.lock.Unlock(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

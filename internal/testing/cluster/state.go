@@ -1,13 +1,10 @@
 package cluster
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
-	"time"
 )
 
 // Where the one cluster of this machine is registered. The lock is held
@@ -57,41 +54,6 @@ func loadState() (*state, error) {
 	}
 	return &s, nil
 }
-
-// hostLock is the machine-wide lock of the one cluster.
-type hostLock struct{ f *os.File }
-
-// lockHost waits until no other cluster runs on this machine (another test
-// run, `make cluster`) or ctx ends.
-func lockHost(ctx context.Context, logf func(string, ...any)) (*hostLock, error) {
-	f, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	logged := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return &hostLock{f: f}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", lockFile, err)
-		}
-		if !logged {
-			logf("another cluster runs on this machine (%s is locked); waiting for it to stop", lockFile)
-			logged = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for %s: %w", lockFile, ctx.Err())
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func (l *hostLock) unlock() error { return l.f.Close() } // closing releases the flock
 
 // recoverCrashed undoes a cluster whose process died without stopping it,
 // as recorded in the state file; the caller holds the lock.

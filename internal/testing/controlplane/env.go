@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -72,11 +73,12 @@ func (e *Env) logFile(dir, name string) (*os.File, error) {
 
 // startTries is how many control planes Start starts, each on ports of
 // its own, before it gives up. envtest retries a failed start itself, but
-// on the ports it chose first: a port it suggested and released may be
-// taken by another process of a busy machine (a test's Prometheus or
-// exporter on an ephemeral port) before kube-apiserver binds it, seconds
-// later under load, and then every retry fails alike (the gate saw
-// "retried 5 times" in 85 s while nothing else failed).
+// on the ports it chose first, and a kube-apiserver that crashed still
+// holds its port while it shuts down: every retry failed alike (the gate
+// saw "retried 5 times" in 85 s, then "address already in use" after an
+// API server exited on a post-start hook's timeout). A port taken by
+// another process meanwhile did the same before process.FreeAddr marked
+// its ports for envtest.
 const startTries = 3
 
 // Start starts a control plane. Stop it with Stop. When one fails to
@@ -99,6 +101,10 @@ func Start(opts Options) (*Env, error) {
 	}
 	return nil, errs[0]
 }
+
+// startLockWait bounds the wait for the other control planes starting on
+// this machine: a start takes seconds, a dozen of them a few minutes.
+const startLockWait = 15 * time.Minute
 
 // errStart marks a control plane whose processes did not start (worth
 // another try on new ports), as opposed to a missing binary or directory.
@@ -162,6 +168,18 @@ func start(opts Options) (*Env, error) {
 			env.ControlPlane.Etcd.Configure().Set(k, v)
 		}
 	}
+	// one control plane starts at a time on this machine: kube-apiserver
+	// exits when its post-start hooks time out (the gate saw "PostStartHook
+	// priority-and-fairness-config-producer failed: timed out" with two
+	// gates side by side, a dozen API servers starting at once on 2 cores)
+	lockCtx, cancel := context.WithTimeout(context.Background(), startLockWait)
+	lock, err := process.LockHost(lockCtx, filepath.Join(os.TempDir(), "rvsync-controlplane-start.lock"), "another control plane is starting", nil)
+	cancel()
+	if err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	defer lock.Unlock()
 	cfg, err := env.Start()
 	if err != nil {
 		out := process.Tail(filepath.Join(opts.LogDir, "kube-apiserver.log"), 8)

@@ -198,14 +198,76 @@ func LastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// FreeAddr returns a loopback address with a port that was free a moment ago.
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago, reserved against envtest's choices. envtest (controller-runtime)
+// picks the ports of its etcd and kube-apiserver the same way, closes
+// them, and binds them seconds later (longer under load); a process of
+// ours that took one of them meanwhile made that control plane fail to
+// start, every retry alike. Both now mark a port they hand out in
+// envtest's port cache (a file port-<n> in the user's cache directory's
+// kubebuilder-envtest, held under an exclusive flock for as long as the
+// process lives; envtest drops marks older than 2 minutes), and neither
+// hands out a port the other marked.
 func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	dir, err := portCacheDir()
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := ln.Addr().(*net.TCPAddr)
+		if err := ln.Close(); err != nil {
+			return "", err
+		}
+		ok, err := reservePort(dir, addr.Port)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return addr.String(), nil
+		}
+	}
+	return "", errors.New("no free port that envtest has not marked, in 100 tries")
+}
+
+// portCacheDir is envtest's port cache: kubebuilder-envtest in the user's
+// cache directory, or in the temporary directory without one.
+func portCacheDir() (string, error) {
+	var errs []error
+	for _, base := range []func() (string, error){os.UserCacheDir, func() (string, error) { return os.TempDir(), nil }} {
+		b, err := base()
+		if err == nil {
+			dir := filepath.Join(b, "kubebuilder-envtest")
+			if err = os.MkdirAll(dir, 0o750); err == nil {
+				return dir, nil
+			}
+		}
+		errs = append(errs, err)
+	}
+	return "", fmt.Errorf("envtest's port cache: %w", errors.Join(errs...))
+}
+
+// reservePort marks port in the port cache dir, as envtest does; false
+// when another process holds the mark. The mark's descriptor stays open
+// (and its lock held) until the process exits.
+func reservePort(dir string, port int) (bool, error) {
+	fd, err := syscall.Open(filepath.Join(dir, "port-"+strconv.Itoa(port)), syscall.O_CREAT|syscall.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return false, err
+	}
+	switch err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		_ = syscall.Close(fd)
+		return false, nil
+	default:
+		_ = syscall.Close(fd)
+		return false, err
+	}
 }
 
 // GetOK reports as an error anything but a 200 answer to GET url.
@@ -253,3 +315,40 @@ func Poll(ctx context.Context, what string, check func(context.Context) error) e
 		}
 	}
 }
+
+// HostLock is a lock of this machine, held across processes (an flock of
+// a file): one test run's cluster, one control plane starting.
+type HostLock struct{ f *os.File }
+
+// LockHost waits until it holds the lock of file, or ctx ends; logf hears
+// once that another process holds it, saying what for.
+func LockHost(ctx context.Context, file, what string, logf func(string, ...any)) (*HostLock, error) {
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	logged := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return &HostLock{f: f}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", file, err)
+		}
+		if !logged && logf != nil {
+			logf("%s (%s is locked); waiting", what, file)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for %s: %w", file, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Unlock releases the lock.
+func (l *HostLock) Unlock() error { return l.f.Close() } // closing releases the flock
