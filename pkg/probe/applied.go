@@ -49,7 +49,7 @@ func (in *informer) drain(rv, key uint64) {
 	case key != 0:
 		out = in.queue.PopKey(key, out)
 	}
-	storeRV := in.storeRV
+	storeRV := in.hook().storeRV
 	waiting := storeRV != nil && in.queue.NeedsStoreRV()
 	in.queueMu.Unlock()
 	if waiting {
@@ -69,7 +69,7 @@ func (in *informer) drain(rv, key uint64) {
 // indexer, and neither the monitor's ticker nor a scrape waits for it.
 func (in *informer) drainStore() {
 	in.queueMu.Lock()
-	waiting := in.storeRV != nil && in.queue.NeedsStoreRV()
+	waiting := in.hook().storeRV != nil && in.queue.NeedsStoreRV()
 	in.queueMu.Unlock()
 	if !waiting || !in.draining.CompareAndSwap(false, true) {
 		return
@@ -89,7 +89,7 @@ const canaryOverdue = 60 * time.Second
 // env returns what the proofs read of the informer's surroundings; the
 // caller holds proofMu, wireMu and the space's lock.
 func (in *informer) env(sp *space, now time.Time) proof.Env {
-	return proof.Env{Now: now, Space: sp.core, Watch: &in.wire, ProbeInterval: in.res.interval, OwnReads: in.readsOwn() && in.freshen != nil}
+	return proof.Env{Now: now, Space: sp.core, Watch: &in.wire, ProbeInterval: in.res.interval, OwnReads: in.readsOwn() && in.hook().freshen != nil}
 }
 
 // apply records that the store holds ds since now, oldest first.

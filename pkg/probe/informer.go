@@ -36,14 +36,10 @@ type informer struct {
 	res     *resource
 	objects atomic.Int64
 
-	// Set before the informer starts.
-	synced  func() bool   // the informer's HasSynced, once observed
-	stopped func() bool   // its IsStopped
-	storeRV func() string // its store's LastStoreSyncResourceVersion; nil: deltas count on receipt
-	// freshen is a consistent read of the resource (nil: none): on the
-	// informer's own connection when ownReads, else on the head probe's.
-	freshen  headFunc
-	ownReads bool
+	// hooks are set once the informer is built, before it starts, while
+	// a scrape may already read them (the informer is listed from
+	// newInformer on): nil until then.
+	hooks atomic.Pointer[informerHooks]
 	// pooled: an answer on the informer's own connection came over
 	// HTTP/1.1, where each request may take another connection of a pool,
 	// which a load balancer may have placed on another API server than
@@ -75,9 +71,38 @@ func newInformer(r *resource) *informer {
 // attach connects the informer's state to inf before it starts: it counts
 // the cached objects, drains the queue with each notification, reports
 // inf's sync state and whether it stopped, and logs its list/watch errors.
+// informerHooks are what the monitor asks of an informer itself, and its
+// freshness read.
+type informerHooks struct {
+	synced  func() bool   // the informer's HasSynced
+	stopped func() bool   // its IsStopped
+	storeRV func() string // its store's LastStoreSyncResourceVersion; nil: deltas count on receipt
+	// freshen is a consistent read of the resource (nil: none): on the
+	// informer's own connection when ownReads, else on the head probe's.
+	freshen  headFunc
+	ownReads bool
+}
+
+// hook returns the informer's hooks, zero before they are set.
+func (in *informer) hook() informerHooks {
+	if h := in.hooks.Load(); h != nil {
+		return *h
+	}
+	return informerHooks{}
+}
+
+// setHook changes the informer's hooks, as the goroutine that builds it
+// sets them one by one (the only writer).
+func (in *informer) setHook(set func(*informerHooks)) {
+	h := in.hook()
+	set(&h)
+	in.hooks.Store(&h)
+}
+
 func (in *informer) attach(inf cache.SharedIndexInformer, log logr.Logger) {
-	in.synced, in.stopped = inf.HasSynced, inf.IsStopped
-	in.storeRV = inf.GetStore().LastStoreSyncResourceVersion
+	in.setHook(func(h *informerHooks) {
+		h.synced, h.stopped, h.storeRV = inf.HasSynced, inf.IsStopped, inf.GetStore().LastStoreSyncResourceVersion
+	})
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { in.objects.Add(1); in.notified(obj) },
 		UpdateFunc: func(_, obj any) { in.notified(obj) },
@@ -204,7 +229,7 @@ func (in *informer) markOpaque() {
 func (in *informer) push(d proof.Delta) (queued bool) {
 	in.queueMu.Lock()
 	in.queue.Push(d)
-	if in.storeRV != nil && !in.counted {
+	if in.hook().storeRV != nil && !in.counted {
 		in.queueMu.Unlock()
 		return true
 	}
@@ -230,7 +255,7 @@ func (in *informer) unqueueLast() {
 // none for a cadence). A busy resource is read too: events that stop just
 // before a bookmark leave only the read to show that its RV is behind.
 func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
-	if in.freshen == nil {
+	if in.hook().freshen == nil {
 		return false
 	}
 	in.proofMu.Lock()
@@ -242,7 +267,7 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 	switch {
 	case !ok || in.freshening || in.wire.Listing() || in.opaque || rv == 0:
 		return false
-	case in.synced != nil && !in.synced():
+	case in.hook().synced != nil && !in.hook().synced():
 		return false
 	case in.freshenedAt.After(in.wire.LastBookmark()) && now.Sub(in.freshenedAt) < in.wire.Period():
 		// one read per bookmark; one with no bookmark after it (it failed,
@@ -260,7 +285,7 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 // readsOwn reports whether its freshness reads reach the API server that
 // holds its watch: they ride its own connection, and that is one (HTTP/2),
 // not a pool (HTTP/1.1).
-func (in *informer) readsOwn() bool { return in.ownReads && !in.pooled.Load() }
+func (in *informer) readsOwn() bool { return in.hook().ownReads && !in.pooled.Load() }
 
 // observeProto learns the HTTP major version of an answer on the
 // informer's own connection: once one is HTTP/1.1, its reads are not its
@@ -314,11 +339,11 @@ func (in *informer) heldRV() uint64 {
 // snapshot returns what the informer reports at now. It changes nothing.
 func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 	v := informerValues{objects: int(in.objects.Load()), state: catalog.StateOK}
-	if in.synced != nil {
-		v.synced = in.synced()
+	if h := in.hook(); h.synced != nil {
+		v.synced = h.synced()
 	}
-	if in.stopped != nil {
-		v.stopped = in.stopped()
+	if h := in.hook(); h.stopped != nil {
+		v.stopped = h.stopped()
 	}
 	in.proofMu.Lock()
 	defer in.proofMu.Unlock()

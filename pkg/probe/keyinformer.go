@@ -43,8 +43,9 @@ func (m *Monitor) keyInformerOf(in *informer, store *keyStore, lw cache.ListerWa
 	ilw := m.wrap(in, lw)
 	m.freshenWith(in, freshen, true)
 	ki := &keyInformer{store: store, lw: ilw, description: in.res.name, log: m.opts.Logger.WithValues("resource", in.res.name)}
-	in.synced, in.stopped = ki.HasSynced, ki.IsStopped
-	in.storeRV = store.LastStoreSyncResourceVersion
+	in.setHook(func(h *informerHooks) {
+		h.synced, h.stopped, h.storeRV = ki.HasSynced, ki.IsStopped, store.LastStoreSyncResourceVersion
+	})
 	return ki
 }
 

@@ -90,7 +90,7 @@ func newLWRig(t *testing.T) *lwRig {
 	tr := mon.track(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "")
 	inner := &scriptedLW{watcher: watch.NewFake()}
 	lw := mon.instrument(tr, inner)
-	lw.state.synced = func() bool { return false } // as observe sets it for an informer not yet synced
+	lw.state.setHook(func(h *informerHooks) { h.synced = func() bool { return false } }) // as observe sets it for an informer not yet synced
 	return &lwRig{t: t, clock: clk, mon: mon, tr: tr, is: lw.state, inner: inner, lw: lw}
 }
 
@@ -249,7 +249,7 @@ func TestInstrumentedListerWatcher(t *testing.T) {
 		run: func(r *lwRig) {
 			r.inner.pages = []runtime.Object{page("20", ""), page("40", "")}
 			_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
-			r.is.synced = func() bool { return true }
+			r.is.setHook(func(h *informerHooks) { h.synced = func() bool { return true } })
 			_ = r.watch(false,
 				watch.Event{Type: watch.Bookmark, Object: obj("25")},
 				watch.Event{Type: watch.Modified, Object: obj("26")},

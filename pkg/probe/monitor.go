@@ -278,10 +278,12 @@ func (m *Monitor) freshenWith(in *informer, read headFunc, own bool) {
 	if m.opts.NoFreshnessReads {
 		return
 	}
-	in.freshen, in.ownReads = read, own
+	in.setHook(func(h *informerHooks) { h.freshen, h.ownReads = read, own })
 	// a read moves the watch's cache only on the watch's own connection
 	// (another may reach another API server)
+	in.wireMu.Lock()
 	in.wire.SetReads(read != nil && own)
+	in.wireMu.Unlock()
 }
 
 // instrument wraps the ListerWatcher of one more informer of r so that
@@ -383,7 +385,7 @@ func (m *Monitor) freshen(ctx context.Context, wg *sync.WaitGroup) {
 			wg.Go(func() {
 				rctx, cancel := context.WithTimeout(ctx, proof.FreshenTimeout)
 				sent := m.opts.Clock.Now()
-				rvs, err := in.freshen(rctx)
+				rvs, err := in.hook().freshen(rctx)
 				cancel()
 				recv := m.opts.Clock.Now()
 				var head uint64

@@ -151,7 +151,7 @@ func BenchmarkSnapshots200(b *testing.B) {
 // the backpressure signals add per event.
 func BenchmarkObserveEventQueued(b *testing.B) {
 	is, now := benchInformer(b)
-	is.storeRV = func() string { return "" }
+	is.setHook(func(h *informerHooks) { h.storeRV = func() string { return "" } })
 	objs := benchObjects(1 << 14)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -47,7 +47,7 @@ func TestFreshnessReadsOverHTTP1AreNotOwn(t *testing.T) {
 			if !in.readsOwn() {
 				t.Fatal("reads on the informer's own connection are not its own before any answer")
 			}
-			rv, err := in.freshen(t.Context())
+			rv, err := in.hook().freshen(t.Context())
 			if err != nil || rv != "42" {
 				t.Fatalf("read: %q, %v", rv, err)
 			}

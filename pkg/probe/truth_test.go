@@ -316,7 +316,7 @@ func syncedLWRig(t *testing.T) *lwRig {
 	if _, err := r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"}); err != nil {
 		t.Fatal(err)
 	}
-	r.is.synced = func() bool { return true }
+	r.is.setHook(func(h *informerHooks) { h.synced = func() bool { return true } })
 	return r
 }
 
@@ -329,7 +329,7 @@ func TestStaleExpiredFlagDoesNotLabelALaterRelist(t *testing.T) {
 	r.inner.listErr = nil
 	r.inner.pages = []runtime.Object{page("10", "")}
 	_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
-	r.is.synced = func() bool { return true }
+	r.is.setHook(func(h *informerHooks) { h.synced = func() bool { return true } })
 	_ = r.watch(false, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(errors.New("reset")).ErrStatus})
 	r.inner.pages = []runtime.Object{page("20", "")}
 	_, _ = r.lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "10"})
@@ -512,7 +512,7 @@ func TestSeveralInformersOfOneResource(t *testing.T) {
 	w.sync(0.1)
 	second := &scriptedLW{pages: []runtime.Object{page("100", "")}, watcher: watch.NewFake()}
 	lw2 := w.mon.instrument(w.tr, second)
-	lw2.state.synced = func() bool { return true }
+	lw2.state.setHook(func(h *informerHooks) { h.synced = func() bool { return true } })
 	if _, err := lw2.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -705,10 +705,12 @@ func TestFreshnessReadPrecedesThePreTimeoutBookmark(t *testing.T) {
 	// just before a read timed from that one would run.
 	w.watchTimeout = 352 * time.Second
 	cacheRV := w.rv // the watch cache's RV: it moves only when a read asks etcd for progress
-	w.is.freshen = func(context.Context) (string, error) {
-		cacheRV = w.rv
-		return strconv.FormatUint(w.rv, 10), nil
-	}
+	w.is.setHook(func(h *informerHooks) {
+		h.freshen = func(context.Context) (string, error) {
+			cacheRV = w.rv
+			return strconv.FormatUint(w.rv, 10), nil
+		}
+	})
 	w.probe(0)
 	w.sync(0)
 	opened, next := 0.0, 60.0 // the watch's start and its next regular bookmark
@@ -752,9 +754,11 @@ func TestFreshnessReadPrecedesThePreTimeoutBookmark(t *testing.T) {
 func TestTheBookmarkAfterEventsStopIsRead(t *testing.T) {
 	w := newWorld(t, 10_000)
 	cacheRV := w.rv // stuck from 50s on
-	w.is.freshen, w.is.ownReads = func(context.Context) (string, error) {
-		return strconv.FormatUint(w.rv, 10), nil
-	}, true
+	w.is.setHook(func(h *informerHooks) {
+		h.freshen, h.ownReads = func(context.Context) (string, error) {
+			return strconv.FormatUint(w.rv, 10), nil
+		}, true
+	})
 	w.probe(0)
 	w.sync(0)
 	for s := 1; s <= 61; s++ {
@@ -811,14 +815,13 @@ func readsFail(w *world, f readsFailing, step func(s int, cacheRV uint64)) {
 	t.Helper()
 	cacheRV := w.rv
 	failing := false
-	w.is.freshen, w.is.ownReads = func(context.Context) (string, error) {
+	w.mon.freshenWith(w.is, func(context.Context) (string, error) {
 		if failing {
 			return "", context.DeadlineExceeded
 		}
 		cacheRV = w.rv
 		return strconv.FormatUint(w.rv, 10), nil
-	}, true
-	w.mon.freshenWith(w.is, w.is.freshen, true)
+	}, true)
 	w.probe(0)
 	w.sync(0)
 	for s := 1; s <= f.end; s++ {

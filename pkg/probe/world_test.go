@@ -54,7 +54,7 @@ func newWorld(t *testing.T, start uint64) *world {
 	w.inner = &scriptedLW{}
 	lw := w.mon.instrument(w.tr, w.inner)
 	w.is, w.lw = lw.state, lw
-	w.is.synced = func() bool { return true }
+	w.is.setHook(func(h *informerHooks) { h.synced = func() bool { return true } })
 	return w
 }
 
