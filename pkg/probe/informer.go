@@ -83,6 +83,13 @@ type informerHooks struct {
 	ownReads bool
 }
 
+// syncedOrUnknown reports whether the informer has synced, true before
+// its hooks are set.
+func (in *informer) syncedOrUnknown() bool {
+	synced := in.hook().synced
+	return synced == nil || synced()
+}
+
 // hook returns the informer's hooks, zero before they are set.
 func (in *informer) hook() informerHooks {
 	if h := in.hooks.Load(); h != nil {
@@ -267,7 +274,7 @@ func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 	switch {
 	case !ok || in.freshening || in.wire.Listing() || in.opaque || rv == 0:
 		return false
-	case in.hook().synced != nil && !in.hook().synced():
+	case !in.syncedOrUnknown():
 		return false
 	case in.freshenedAt.After(in.wire.LastBookmark()) && now.Sub(in.freshenedAt) < in.wire.Period():
 		// one read per bookmark; one with no bookmark after it (it failed,
@@ -339,10 +346,11 @@ func (in *informer) heldRV() uint64 {
 // snapshot returns what the informer reports at now. It changes nothing.
 func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 	v := informerValues{objects: int(in.objects.Load()), state: catalog.StateOK}
-	if h := in.hook(); h.synced != nil {
+	h := in.hook()
+	if h.synced != nil {
 		v.synced = h.synced()
 	}
-	if h := in.hook(); h.stopped != nil {
+	if h.stopped != nil {
 		v.stopped = h.stopped()
 	}
 	in.proofMu.Lock()
