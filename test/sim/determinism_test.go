@@ -34,7 +34,11 @@ func TestDeterminism(t *testing.T) {
 	// took a different path nearly every run; later, every watch it broke
 	// at one instant woke its reflector at that instant, and the order in
 	// which they drew their retries' jitter was the scheduler's (one run
-	// in 40 beside a busy make test) until each stream had its own turn
+	// in 40 beside a busy make test) until each stream had its own turn;
+	// then the monitor's head probes of two RV spaces, started at one
+	// instant, reached the model in the order the scheduler ran them (one
+	// run in 300 on a loaded machine) until the model served the requests
+	// of one instant in the order of what they ask (model.Cluster.awaitTurn)
 	for _, h := range []History{Generate(2, 40*time.Minute), Generate(75776, 10*time.Minute)} {
 		first := fingerprint(t, h)
 		for i := range 4 {

@@ -2,9 +2,12 @@ package model
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -86,6 +89,7 @@ type Cluster struct {
 	uids      int
 	pages     map[string]page // paged lists by continue token
 	views     map[viewKey]*View
+	arriving  *instant // the requests that arrived at the latest instant
 }
 
 // New returns a control plane with one etcd named "main" at revision 1000
@@ -134,6 +138,82 @@ const maxTurn = time.Millisecond
 // model's other draws stay what they were.
 func (c *Cluster) turnLocked() time.Duration {
 	return 1 + time.Duration(c.turns.Int64N(int64(maxTurn)))
+}
+
+// instant holds the requests that reached the model at one instant of the
+// bubble's clock, in the order their goroutines ran (the scheduler's).
+type instant struct {
+	at       time.Time
+	arrivals []*arrival
+	ranked   bool
+}
+
+// arrival is one request's place among those of its instant.
+type arrival struct {
+	key string
+	of  *instant
+}
+
+// arrivalQuantum separates the requests of one instant: each goes on a
+// quantum after the one before it, the first a quantum after the instant.
+const arrivalQuantum = time.Nanosecond
+
+// arriveLocked records a request of key at this instant.
+func (c *Cluster) arriveLocked(key string) *arrival {
+	t := now()
+	if c.arriving == nil || !c.arriving.at.Equal(t) {
+		c.arriving = &instant{at: t}
+	}
+	a := &arrival{key: key, of: c.arriving}
+	c.arriving.arrivals = append(c.arriving.arrivals, a)
+	return a
+}
+
+// rankLocked returns a's place among the requests of its instant, in the
+// order of their keys (identical requests in the order they came). Call
+// it once the clock moved past the instant: every request of it is in.
+func (a *arrival) rankLocked() int {
+	in := a.of
+	if !in.ranked {
+		slices.SortStableFunc(in.arrivals, func(x, y *arrival) int { return strings.Compare(x.key, y.key) })
+		in.ranked = true
+	}
+	return slices.Index(in.arrivals, a)
+}
+
+// awaitTurn holds a request until its turn among those that arrived at its
+// instant: they are served in one order whatever order their goroutines
+// ran in (the scheduler's, which the machine's load changes: a goroutine
+// preempted while it starts others lets them send first), so that a seed
+// replays (TestRequestsOfOneInstantAreServedInOneOrder). The clock moves
+// only once every goroutine of the bubble waits, so a quantum later every
+// request of the instant is in; each then waits its rank in quanta.
+func (c *Cluster) awaitTurn(ctx context.Context, key string) error {
+	c.mu.Lock()
+	a := c.arriveLocked(key)
+	c.mu.Unlock()
+	if err := sleepCtx(ctx, arrivalQuantum); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	rank := a.rankLocked()
+	c.mu.Unlock()
+	return sleepCtx(ctx, time.Duration(rank)*arrivalQuantum)
+}
+
+// sleepCtx sleeps for d unless ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil || d <= 0 {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // listLatencyLocked draws one list's latency beyond the server's and the

@@ -47,6 +47,9 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		body = b
 	}
 	ctx := req.Context()
+	if err := c.awaitTurn(ctx, req.URL.Host+" "+req.Method+" "+req.URL.RequestURI()+" "+string(body)); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	c.advanceLocked(now())
 	h := c.hostLocked(req.URL.Host)

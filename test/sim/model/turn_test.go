@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -73,4 +74,52 @@ func TestEachStreamWakesItsReaderInItsOwnTurn(t *testing.T) {
 		}
 		c.Close()
 	})
+}
+
+// Requests that reach the model at one instant are served in one order,
+// whatever order their goroutines ran in: which ran first is the
+// scheduler's choice (a goroutine preempted under load lets the next one
+// run first), and it drew their turns and their answers' instants
+// (TestDeterminism: the monitor's head probes of two RV spaces, started
+// at one instant, swapped their answers' instants once in 300 runs of
+// seed 75776 beside a busy machine).
+func TestRequestsOfOneInstantAreServedInOneOrder(t *testing.T) {
+	hosts := []string{"a", "b", "c", "d", "e"}
+	answered := func(order []string) map[string]time.Duration {
+		got := map[string]time.Duration{}
+		synctest.Test(t, func(t *testing.T) {
+			c := New(Config{Seed: 7})
+			c.AddResource(ResourceSpec{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true})
+			client := &http.Client{Transport: c.Transport()}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			start := time.Now()
+			for _, h := range order {
+				wg.Go(func() {
+					resp, err := client.Get("https://" + h + "/api/v1/configmaps?limit=1")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					_ = resp.Body.Close()
+					mu.Lock()
+					got[h] = time.Since(start)
+					mu.Unlock()
+				})
+				runtime.Gosched() // each goroutine sends before the next starts
+			}
+			wg.Wait()
+			c.Close()
+		})
+		return got
+	}
+	forward := answered(hosts)
+	reversed := slices.Clone(hosts)
+	slices.Reverse(reversed)
+	backward := answered(reversed)
+	for _, h := range hosts {
+		if forward[h] != backward[h] {
+			t.Errorf("host %s answered after %v when it sent first, %v when last: the arrival order within an instant chose", h, forward[h], backward[h])
+		}
+	}
 }
