@@ -495,6 +495,22 @@ var corpus = []struct {
 		},
 	},
 	{
+		caught: "issue #39's premise 1 (a read on the informer's connection reaches its watch's server): three API servers, clients on HTTP/1.1, an etcd without progress notifications, widgets idle; its CRD deleted and re-created: the relist came from a watch cache that never moves (no read reaches it, no progress notify) 2,302 revisions below the head of the writes elsewhere, and that lag stood for good on a store missing nothing (found by -sim.widen=http1,informers,nostart on seeds 900001-905000, seed 900079, shrunk); now a list below the head without reads of the informer's own is lag unknown until a delivery or a prompt proof (Proof.lagUnsure)",
+		h: History{Seed: 900079, Duration: 29 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, HTTP1: true,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resWidgets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 1416 * time.Second, Dur: 2 * time.Minute, Resource: "widgets.example.com"}},
+		},
+	},
+	{
+		caught: "freshness reads off, etcd's 10-minute progress notify, widgets idle, the API server restarted: the relist after it, one revision below the head (the canary's write), was settled by the next bookmark at the head, and came back as RV lag 1 minutes later whenever the latest bookmark proved only an old instant: lag while idle (found by -sim.widen=http1,informers,nostart on seeds 900001-905000, seed 903042, shrunk); now such a list is lag unknown without reads of the informer's own (Proof.lagUnsure), and a lag a prompt proof settled stays settled where reads are on (Proof.settleLag, TestASettledLagStaysSettled)",
+		h: History{Seed: 903042, Duration: 11 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resWidgets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Faults: []Fault{{Kind: "restart", Start: 384 * time.Second, Dur: 5 * time.Second}},
+		},
+	},
+	{
 		caught: "an etcd restore (100 back, Reset) while the canary froze and the informers slowed: the first head probe after it answered above the informer's old RV, nothing showed the loss, and staleness fell to 3-14s while the cache lacked new-history writes below its RV (found by make test-sim's seed range 200001 on 4 December, not fixed yet)",
 		lie:    "configmaps", lieRule: "staleness below the truth",
 		h: History{Seed: 225497, Duration: 10 * time.Minute, Background: 0,

@@ -71,6 +71,11 @@ type Proof struct {
 	lagAt   time.Time
 	lagHead time.Time // when the head sample lag was measured against was taken
 	behind  bool      // the latest bookmark came from a watch cache that did not catch up
+	// lagUnsure: lag came from a list of a watch cache below the head,
+	// which no read of the informer's own moves: a quiet resource's cache
+	// trails the writes elsewhere as a stuck one does, so the lag is
+	// unknown until a delivery measures it or a prompt proof settles it
+	lagUnsure bool
 	// bookmarked: when the store last applied a bookmark
 	bookmarked time.Time
 
@@ -156,7 +161,7 @@ func (p *Proof) sync(env Env) {
 		return
 	}
 	p.fresh = p.lostFresh(sp, p.previousFresh(sp))
-	p.rv, p.lag, p.behind, p.read, p.epoch = 0, 0, false, nil, sp.Epoch()
+	p.rv, p.lag, p.behind, p.read, p.epoch, p.lagUnsure = 0, 0, false, nil, sp.Epoch(), false
 }
 
 // settle commits the withdrawal of an RV of another history before the
@@ -173,6 +178,7 @@ func (p *Proof) settle(env Env) {
 
 func (p *Proof) observe(rv uint64, env Env) {
 	p.settle(env)
+	p.settleLag(env)
 	p.rv, p.rvAt, p.freshAtRV = rv, env.Now, p.fresh
 }
 
@@ -228,14 +234,16 @@ func (p *Proof) ApplyList(rv uint64, began time.Time, consistent bool, env Env) 
 	}
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
-	p.anyProof, p.lag, p.lagAt, p.behind, p.read = false, 0, env.Now, false, nil
+	p.anyProof, p.lag, p.lagAt, p.behind, p.read, p.lagUnsure = false, 0, env.Now, false, nil, false
 	if head, recv, ok := env.Space.Timeline.HeadBy(began); ok && head > rv && !lost {
 		// a list is a delivery: one from a watch cache behind a head
 		// known when it began leaves the store that far behind. A head
 		// first answered while it was in flight (by another API server
 		// behind a balancer, of writes elsewhere) may be newer than the
-		// list's snapshot: it says nothing of the list.
-		p.lag, p.lagHead = head-rv, recv
+		// list's snapshot: it says nothing of the list. Without reads
+		// that move the watch's cache, a cache behind the head may be
+		// a quiet resource's, missing nothing (lagUnsure).
+		p.lag, p.lagHead, p.lagUnsure = head-rv, recv, !consistent && !env.OwnReads
 	}
 	if consistent && !lost {
 		p.prove(began, time.Time{}, env)
@@ -259,7 +267,7 @@ func (p *Proof) ApplyEvent(rv uint64, env Env) {
 			sample = head - rv
 		}
 		if p.lagNow(env) == 0 || recv.After(p.lagHead) {
-			p.lag = sample
+			p.lag, p.lagUnsure = sample, false
 		} else {
 			p.lag = max(p.lag, sample)
 		}
@@ -300,6 +308,17 @@ func (p *Proof) lagNow(env Env) uint64 {
 		return 0
 	}
 	return p.lag
+}
+
+// settleLag forgets the lag of deliveries a prompt proof showed caught up,
+// before a newer proof or RV replaces that proof: a later proof of an old
+// instant (a quiet resource's watch cache moves with etcd's progress, not
+// with the writes elsewhere) says nothing of the deliveries before the
+// prompt one (TestASettledLagStaysSettled).
+func (p *Proof) settleLag(env Env) {
+	if p.lag != 0 && p.lagNow(env) == 0 {
+		p.lag, p.lagUnsure = 0, false
+	}
 }
 
 // settledAt is since when the lag stands: the latest delivery, or a
@@ -350,7 +369,7 @@ func (p *Proof) ApplyBookmark(rv uint64, received time.Time, env Env) {
 			// unless the watch cache behind that connection did not
 			// catch up
 			p.read = nil
-			p.lag, p.lagAt, p.behind = r.head-rv, env.Now, true
+			p.lag, p.lagAt, p.behind, p.lagUnsure = r.head-rv, env.Now, true, false
 		}
 		// else it may have been sent as the read answered: the next
 		// bookmark (or readUnmet, a cadence on) judges the read
@@ -435,6 +454,7 @@ func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 	if !at.After(p.fresh) || p.unlisted(env) {
 		return
 	}
+	p.settleLag(env)
 	if !sawtooth.IsZero() && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) && !p.readFailed.After(p.fresh) {
 		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(maxTime(p.fresh, sawtooth))})
 		if len(p.peaks) > maxPeaks {
@@ -570,7 +590,9 @@ func (p *Proof) Snapshot(env Env) Values {
 			v.Lag = head - rv
 		}
 	default:
-		v.Lag, v.LagKnown = p.lagNow(env), true
+		if lag := p.lagNow(env); lag == 0 || !p.lagUnsure {
+			v.Lag, v.LagKnown = lag, true
+		}
 	}
 	if p.anyProof {
 		v.ProofPeriod, v.ProofPeriodKnown = p.proofPeriod(env), true

@@ -824,3 +824,75 @@ func TestASawtoothAcrossAFailedReadTeachesNothing(t *testing.T) {
 		t.Errorf("proof period %v (known %v), want the healthy sawtooth's ~65 s, not the 125 s across the failed read", v.ProofPeriod, v.ProofPeriodKnown)
 	}
 }
+
+// A lag a prompt proof settled stays settled: a later bookmark that proves
+// only an old instant (a quiet resource's watch cache moves with etcd's
+// progress, not with the writes elsewhere) says nothing of a delivery
+// before that proof. A relist from a watch cache one revision behind the
+// head (writes elsewhere) was settled by the next bookmark at the head,
+// and came back as RV lag 1 five minutes later, on an idle store missing
+// nothing, whenever the latest bookmark's proof was not prompt
+// (simulation seed 903042 of -sim.widen=http1,informers,nostart: lag
+// while idle for minutes, with the reads off; with reads on, the same
+// bookmarks without a read before them).
+func TestASettledLagStaysSettled(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	sp.Sample(0, 1001, true, sec(10), sec(10), true) // a write elsewhere
+	w.WatchEnded(sec(11))
+	w.ListStarted(sec(11), false) // from the idle resource's cache, at 1000
+	applyListEnd(p, w, 1000, env(sec(12)))
+	w.WatchOpened(sec(12), time.Time{})
+	if v := p.Snapshot(env(sec(13))); !v.LagKnown || v.Lag != 1 {
+		t.Fatalf("after a list at 1000 with the head at 1001: lag %v (known %v), want 1", v.Lag, v.LagKnown)
+	}
+	for s := 15; s <= 600; s += 5 {
+		at := sec(float64(s))
+		head := uint64(1001)
+		if s > 60 {
+			head += uint64(s-60) / 5 // writes elsewhere, one every 5 s
+		}
+		sp.Sample(0, head, true, at, at, true)
+		if s%60 == 0 {
+			// the cache moves with etcd's progress: its bookmarks carry
+			// the head of 40 s before (at 60 s, the head itself)
+			rv := min(head, 1001+uint64(max(0, s-100))/5)
+			w.Received(at, true)
+			p.ApplyBookmark(rv, at, env(at))
+		}
+		if s >= 60 {
+			if v := p.Snapshot(env(at)); v.LagKnown && v.Lag != 0 {
+				t.Fatalf("at %ds: RV lag %d on an idle store missing nothing, settled by the bookmark at the head at 60 s", s, v.Lag)
+			}
+		}
+	}
+}
+
+// Without reads that reach its watch's server (reads off, or HTTP/1.1
+// behind a balancer), a list from a watch cache below the head may be a
+// quiet resource's whole truth: its cache moves only with etcd's progress
+// notify (never, on an etcd without them), while the head counts the
+// writes elsewhere. Nothing will show whether that cache lags or is
+// merely quiet, so the list's lag is unknown until a delivery measures it
+// or a prompt proof settles it. It read 2,302 for the rest of the history
+// on an idle resource missing nothing (simulation seed 900079 of
+// -sim.widen=http1,informers,nostart: clients on HTTP/1.1 over 3 API
+// servers, no progress notify, a relist after 403s).
+func TestAListOfAQuietCacheWithoutReadsIsNoLag(t *testing.T) {
+	sp, w, p, env := listedWithoutReads()
+	sp.Sample(0, 3302, true, sec(60), sec(60), true) // writes elsewhere
+	w.WatchEnded(sec(61))
+	w.ListStarted(sec(61), false) // from the idle resource's cache
+	applyListEnd(p, w, 1000, env(sec(62)))
+	w.WatchOpened(sec(62), time.Time{})
+	for s := 65; s <= 600; s += 5 {
+		at := sec(float64(s))
+		sp.Sample(0, 3302+uint64(s), true, at, at, true)
+		if s%60 == 0 {
+			w.Received(at, true)
+			p.ApplyBookmark(1000, at, env(at)) // the quiet cache never moves
+		}
+		if v := p.Snapshot(env(at)); v.LagKnown && v.Lag != 0 {
+			t.Fatalf("at %ds: RV lag %d known, from a list of a quiet cache nothing can tell from a stuck one", s, v.Lag)
+		}
+	}
+}
