@@ -5,6 +5,7 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,9 +122,26 @@ func TestCompactionExpiresWatch(t *testing.T) {
 		t.Fatalf("the informer moved from RV %v to %v: nothing may write configmaps here", informerRV, rv)
 	}
 	proxy.Reset()
-	r.waitMetric(t, 2*time.Minute, "an expired relist", func(m testenv.Metrics) bool {
-		v, _ := m.Value(catalog.Relists.Name, map[string]string{"resource": "configmaps", "reason": catalog.RelistExpired})
-		return v >= 1
+	testenv.WaitFor(t, 2*time.Minute, "an expired relist", func() (bool, error) {
+		m, err := testenv.Scrape(r.url)
+		if err != nil {
+			return false, err
+		}
+		if v, _ := m.Value(catalog.Relists.Name, map[string]string{"resource": "configmaps", "reason": catalog.RelistExpired}); v >= 1 {
+			return true, nil
+		}
+		// what the exporter saw instead, for the timeout's message
+		var seen []string
+		for _, reason := range []string{catalog.RelistInitial, catalog.RelistError} {
+			v, _ := m.Value(catalog.Relists.Name, map[string]string{"resource": "configmaps", "reason": reason})
+			seen = append(seen, fmt.Sprintf("relists{%s}=%v", reason, v))
+		}
+		for _, reason := range []string{catalog.ReasonExpired, catalog.ReasonUnavailable, catalog.ReasonTimeout, catalog.ReasonOther} {
+			v, _ := m.Value(catalog.WatchErrors.Name, map[string]string{"resource": "configmaps", "reason": reason})
+			seen = append(seen, fmt.Sprintf("watch_errors{%s}=%v", reason, v))
+		}
+		rv, _ := m.Value(catalog.InformerResourceVersion.Name, res("configmaps"))
+		return false, fmt.Errorf("none yet: %s, informer RV %v (was %v)", strings.Join(seen, " "), rv, informerRV)
 	})
 	r.waitMetric(t, 2*time.Minute, "the informer caught up after the relist", func(m testenv.Metrics) bool {
 		lag, ok := m.Value(catalog.ResourceVersionLag.Name, res("configmaps"))
