@@ -68,9 +68,6 @@ func newInformer(r *resource) *informer {
 	return in
 }
 
-// attach connects the informer's state to inf before it starts: it counts
-// the cached objects, drains the queue with each notification, reports
-// inf's sync state and whether it stopped, and logs its list/watch errors.
 // informerHooks are what the monitor asks of an informer itself, and its
 // freshness read.
 type informerHooks struct {
@@ -106,6 +103,9 @@ func (in *informer) setHook(set func(*informerHooks)) {
 	in.hooks.Store(&h)
 }
 
+// attach connects the informer's state to inf before it starts: it counts
+// the cached objects, drains the queue with each notification, reports
+// inf's sync state and whether it stopped, and logs its list/watch errors.
 func (in *informer) attach(inf cache.SharedIndexInformer, log logr.Logger) {
 	in.setHook(func(h *informerHooks) {
 		h.synced, h.stopped, h.storeRV = inf.HasSynced, inf.IsStopped, inf.GetStore().LastStoreSyncResourceVersion
