@@ -22,6 +22,9 @@ PROMETHEUS_VERSION ?= v3.16.0
 # Thanos Query. v0.42.4 is the newest whose go.mod asks for no newer Go
 # than the toolchain here (v0.42.5 wants go 1.26.10).
 THANOS_VERSION ?= v0.42.4
+# sloth, whose rules for the same three SLOs `make bench-prometheus`
+# evaluates beside the shipped ones (hack/tools/sloth).
+SLOTH_VERSION ?= v0.16.0
 
 BIN          := $(CURDIR)/bin
 # Built tools (the control plane, helm, Prometheus, the release tools) are
@@ -48,6 +51,7 @@ OPERATOR_AMCONFIG := $(TOOLS)/operator-amconfig-$(OPERATOR_AMCONFIG_VERSION)/ope
 HELM_KUBE_VERSION_FLAGS := $(foreach p,pkg/chartutil pkg/lint/rules,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=37)
 STATICCHECK  := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 THANOS       := $(TOOLS)/thanos-$(THANOS_VERSION)/thanos
+SLOTH        := $(TOOLS)/sloth-$(SLOTH_VERSION)/sloth
 MODULE       := github.com/rvsync-slo/rvsync-slo
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION     ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -75,6 +79,7 @@ export RVSYNC_OPERATOR_CRDS  := $(OPERATOR_CRDS)
 export RVSYNC_OPERATOR_AMCONFIG := $(OPERATOR_AMCONFIG)
 export RVSYNC_PROMETHEUS     := $(PROMETHEUS)
 export RVSYNC_THANOS         := $(THANOS)
+export RVSYNC_SLOTH          := $(SLOTH)
 
 .PHONY: help
 help: ## List the targets.
@@ -188,6 +193,13 @@ $(THANOS):
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$(THANOS_VERSION:v%=%)" \
 		-o $@.tmp github.com/thanos-io/thanos/cmd/thanos)
 
+.PHONY: sloth
+sloth: $(SLOTH) ## Build sloth (the SLO rule generator make bench-prometheus compares with) into the tool cache.
+
+$(SLOTH):
+	$(call tool_build,sloth $(SLOTH_VERSION),cd hack/tools/sloth && CGO_ENABLED=0 go build -trimpath \
+		-ldflags "-s -w -X github.com/slok/sloth/internal/info.Version=$(SLOTH_VERSION)" -o $@.tmp github.com/slok/sloth/cmd/sloth)
+
 .PHONY: cluster-deps
 cluster-deps: ## Install the Debian packages the real cluster runs (containerd, runc, CNI plugins, iptables, nftables) when missing.
 	@if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || ! test -x /usr/lib/cni/bridge \
@@ -198,7 +210,7 @@ cluster-deps: ## Install the Debian packages the real cluster runs (containerd, 
 	fi
 
 .PHONY: test
-test: deps cluster-deps testbin release-bins cc ## The gate (the README's test command, what CI runs after verify; ~25 min on 2 cores): the release dry run and the fast tier under -race, then every real-component test in its gate form beside the simulation's budget, its race budget and pkg/ on a real API server under -race; a table of the stages last (hack/test-gate.sh).
+test: deps cluster-deps testbin $(SLOTH) release-bins cc ## The gate (the README's test command, what CI runs after verify; ~25 min on 2 cores): the release dry run and the fast tier under -race, then every real-component test in its gate form beside the simulation's budget, its race budget and pkg/ on a real API server under -race; a table of the stages last (hack/test-gate.sh).
 	BIN=$(BIN) TEST_TIMEOUT=$(TEST_TIMEOUT) SIM_PAGE_TESTS='$(SIM_PAGE_TESTS)' hack/test-gate.sh
 
 # -race needs cgo, so a C compiler (the machine image has gcc; a bare one
@@ -427,6 +439,10 @@ bench: testbin ## Exporter vs a plain metadata informer (and kube-state-metrics 
 .PHONY: bench-large
 bench-large: ## `make bench` at 500,000 objects (~30 min on 2 cores; needs ~8 GiB free), without the idle API-server phase.
 	$(MAKE) bench BENCH_OBJECTS=500000 BENCH_FLAGS="-scale-window 0 $(BENCH_FLAGS)"
+
+.PHONY: bench-prometheus
+bench-prometheus: deps testbin $(SLOTH) ## What the shipped rules, series and dashboards cost the user's Prometheus, side by side with sloth's rules for the same SLOs: the real exporter's series per resource, then 30 days of history for 50 and 200 watched resources in a real Prometheus, an hour of evaluation each (~2.5 h on 2 cores) into docs/benchmarks.md. BENCH_PROMETHEUS_FLAGS for other runs.
+	go run ./cmd/rvsync-bench-prometheus $(BENCH_PROMETHEUS_FLAGS)
 
 .PHONY: clean-cache
 clean-cache: ## Remove the tool cache (TOOLS: the control plane, helm, Prometheus, the release tools); the next build of each starts cold.

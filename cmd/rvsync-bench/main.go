@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/rvsync-slo/rvsync-slo/internal/readme"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/controlplane"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/workload"
@@ -212,7 +213,7 @@ func run(ctx context.Context, o options) error {
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(root, out)
 		}
-		return writeSection(out, o.objects, text)
+		return readme.WriteSection(out, beginMarker(o.objects), endMarker(o.objects), text)
 	}
 	return nil
 }

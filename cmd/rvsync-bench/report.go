@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -257,25 +255,4 @@ func verbs(m map[string]float64) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// writeSection replaces the generated section for n objects of path with
-// text, creating the file or appending the section when it has none.
-func writeSection(path string, n int, text string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	var out []byte
-	i, j := bytes.Index(old, []byte(beginMarker(n))), bytes.Index(old, []byte(endMarker(n)))
-	switch {
-	case i >= 0 && j > i:
-		rest := bytes.TrimPrefix(old[j+len(endMarker(n)):], []byte("\n"))
-		out = append(append(append([]byte{}, old[:i]...), text...), rest...)
-	case len(old) > 0:
-		out = append(append(old, '\n'), text...)
-	default:
-		out = []byte("# Benchmarks\n\n" + text)
-	}
-	return os.WriteFile(path, out, 0o644)
 }

@@ -2,7 +2,8 @@
 // between the METRICS markers, so the table a user reads cannot drift from
 // what the probe exports; its install section, between the INSTALL
 // markers, from the same install snippets as the chart's README; and the
-// chart's README (install, values table) from values.yaml.
+// chart's README (install, values table) from values.yaml; and the
+// benchmarks' generated sections of docs/benchmarks.md.
 package readme
 
 import (
