@@ -45,7 +45,7 @@ func Generate(spec slo.Spec) (rulefmt.RuleGroups, error) {
 	var groups []rulefmt.RuleGroup
 	for _, o := range g.SLOs {
 		if !o.Disabled {
-			groups = append(groups, g.sloGroup(o))
+			groups = append(groups, g.sloGroup(o), g.budgetGroup(o))
 		}
 	}
 	groups = append(groups, rulefmt.RuleGroup{Name: "rvsync-slo-symptoms", Rules: g.symptomAlerts()})
@@ -89,17 +89,14 @@ func Render(spec slo.Spec) ([]byte, error) {
 type generator struct{ slo.Spec }
 
 // sloGroup holds one SLO's rules, in evaluation order: the bad-slice
-// indicator (time slices), the error ratio per window, then the budget-period
-// ratio, objective and remaining budget for the dashboards, then the
-// burn-rate alerts. Rules of a group run in order, so each sees the records
-// above it from the same evaluation.
+// indicator (time slices), the error ratio per window, then the burn-rate
+// alerts. Rules of a group run in order, so each sees the records above it
+// from the same evaluation.
 //
 // Cost: event-ratio windows up to the longest burn-rate window are rates over
 // the raw counters (exact, weighted by events, as in the SRE workbook).
 // Time-slice windows average the recorded one-series-per-resource
-// indicator. The budget-period ratio averages the shortest window's record
-// (sloth-style), so no rule ever reads 30 days of raw samples; for event
-// ratios this weighs each short window equally rather than each event.
+// indicator. The budget period is recorded apart (budgetRules).
 func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 	d, _ := slo.SLIOf(o.Name)
 	labels := map[string]string{slo.LabelSLO: o.Name}
@@ -114,13 +111,7 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 	for _, w := range windows {
 		rules = append(rules, record(slo.ErrorRatioRule(w), s.ErrorRatio(o, s.Scaled(w))))
 	}
-	budget := slo.Rule(slo.ErrorRatioRule(s.BudgetPeriod), o.Name)
 	budgetRate := fmt.Sprintf("(1 - %s)", promql.Num(o.Objective))
-	rules = append(rules,
-		record(slo.ErrorRatioRule(s.BudgetPeriod), fmt.Sprintf("avg_over_time(%s[%s])", slo.Rule(slo.ErrorRatioRule(windows[0]), o.Name), s.Scaled(s.BudgetPeriod))),
-		record(slo.RuleObjective, fmt.Sprintf("0 * %s + %s", budget, promql.Num(o.Objective))),
-		record(slo.RuleErrorBudgetRemaining, fmt.Sprintf("1 - %s / %s", budget, budgetRate)),
-	)
 	for _, w := range s.Windows {
 		burn := func(window string) string {
 			return fmt.Sprintf("%s / %s > %s", slo.Rule(slo.ErrorRatioRule(window), o.Name), budgetRate, promql.Num(w.Factor))
@@ -145,7 +136,42 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 				s.resourceRef(), o.Name, promql.Num(o.Objective*100), s.BudgetPeriod, d.BadText(o), w.Long, w.Short, promql.Num(w.Factor), promql.Num(s.MinCoverage*100), w.Long, enough),
 		}))
 	}
-	return rulefmt.RuleGroup{Name: "rvsync-slo-" + o.Name, Rules: rules}
+	return rulefmt.RuleGroup{Name: sloGroupName(o.Name), Rules: rules}
+}
+
+// budgetGroup holds one SLO's budget rules, evaluated every
+// slo.BudgetInterval: the shortest window's error ratio sampled, the
+// budget-period ratio averaging those samples (sloth-style: no rule ever
+// reads 30 days of raw samples; for event ratios this weighs each short
+// window equally rather than each event), then the objective and the
+// remaining budget for the dashboards. No alert reads them.
+func (s generator) budgetGroup(o slo.SLO) rulefmt.RuleGroup {
+	labels := map[string]string{slo.LabelSLO: o.Name}
+	record := func(name, expr string) rulefmt.Rule {
+		return rulefmt.Rule{Record: name, Expr: expr, Labels: labels}
+	}
+	shortest := s.RecordedWindows()[0]
+	sampled := slo.RuleErrorRatioSampled + shortest
+	budget := slo.Rule(slo.ErrorRatioRule(s.BudgetPeriod), o.Name)
+	return rulefmt.RuleGroup{Name: budgetGroupName(o.Name), Interval: mustInterval(s.Scaled(slo.BudgetInterval)), Rules: []rulefmt.Rule{
+		record(sampled, slo.Rule(slo.ErrorRatioRule(shortest), o.Name)),
+		record(slo.ErrorRatioRule(s.BudgetPeriod), fmt.Sprintf("avg_over_time(%s[%s])", slo.Rule(sampled, o.Name), s.Scaled(s.BudgetPeriod))),
+		record(slo.RuleObjective, fmt.Sprintf("0 * %s + %s", budget, promql.Num(o.Objective))),
+		record(slo.RuleErrorBudgetRemaining, fmt.Sprintf("1 - %s / (1 - %s)", budget, promql.Num(o.Objective))),
+	}}
+}
+
+// sloGroupName and budgetGroupName name an SLO's two groups.
+func sloGroupName(name string) string    { return "rvsync-slo-" + name }
+func budgetGroupName(name string) string { return sloGroupName(name) + "-budget" }
+
+// mustInterval parses a group interval of the package's constants.
+func mustInterval(d string) model.Duration {
+	v, err := model.ParseDuration(d)
+	if err != nil {
+		panic(fmt.Sprintf("bad interval %q: %v", d, err))
+	}
+	return v
 }
 
 // burnAlertName is the name of an SLO's four burn-rate alerts; the window

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -235,4 +236,75 @@ func TestGenerateRejectsInvalidSpecs(t *testing.T) {
 	if _, err := Generate(s); err != nil {
 		t.Errorf("Generate with a 4h window: %v", err)
 	}
+}
+
+// TestOnlyTheBudgetGroupsReadTheBudgetPeriod pins what keeps the rules cheap
+// on the user's Prometheus (make bench-prometheus measures it): no rule of
+// the groups evaluated every interval reads more than the longest burn-rate
+// window; the budget period is read only by each SLO's budget group, every
+// slo.BudgetInterval (at most half the 5m lookback, so dashboards' instant
+// queries always find a sample), and only from the sampled ratio recorded
+// just before it in that group.
+func TestOnlyTheBudgetGroupsReadTheBudgetPeriod(t *testing.T) {
+	spec := slo.DefaultSpec()
+	groups, err := Generate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := time.Duration(0)
+	for _, w := range spec.Windows {
+		longest = max(longest, time.Duration(model.Duration(mustParse(t, w.Long))))
+	}
+	budgets := 0
+	for _, g := range groups.Groups {
+		budget := strings.HasSuffix(g.Name, "-budget")
+		if budget {
+			budgets++
+			if time.Duration(g.Interval) <= 0 || time.Duration(g.Interval) > 150*time.Second {
+				t.Errorf("group %s: interval %s, want set and at most half of the 5m lookback", g.Name, g.Interval)
+			}
+		}
+		for i, r := range g.Rules {
+			e, err := parser.NewParser(parser.Options{}).ParseExpr(r.Expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+				m, ok := n.(*parser.MatrixSelector)
+				if !ok || m.Range <= longest {
+					return nil
+				}
+				name := m.VectorSelector.(*parser.VectorSelector).Name
+				switch {
+				case !budget:
+					t.Errorf("group %s, %s%s reads %s of %s: only budget groups may read beyond %s", g.Name, r.Record, r.Alert, m.Range, name, longest)
+				case i == 0 || g.Rules[i-1].Record != name || !strings.HasPrefix(name, slo.RuleErrorRatioSampled):
+					t.Errorf("group %s, %s reads %s of %s, want the sampled ratio recorded just before it", g.Name, r.Record, m.Range, name)
+				}
+				return nil
+			})
+		}
+	}
+	if budgets != len(spec.SLOs) {
+		t.Errorf("%d budget groups, want one per SLO (%d)", budgets, len(spec.SLOs))
+	}
+	// scaled windows (the end-to-end tests' minutes for hours) scale it too
+	scaled, err := Generate(spec.ScaledWindows(1.0 / 60))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range scaled.Groups {
+		if strings.HasSuffix(g.Name, "-budget") && time.Duration(g.Interval) != 3*time.Second {
+			t.Errorf("scaled 1/60: group %s interval %s, want 3s (2m30s/60, rounded)", g.Name, g.Interval)
+		}
+	}
+}
+
+func mustParse(t *testing.T, d string) model.Duration {
+	t.Helper()
+	v, err := model.ParseDuration(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -173,11 +173,11 @@ func quotedList(names []string) string {
 	return strings.Join(q, " ")
 }
 
-// groupCondition is the template condition of an SLO's group, "" for the
+// groupCondition is the template condition of an SLO's groups, "" for the
 // symptom group.
 func groupCondition(group string) string {
 	for _, c := range HelmSLOs {
-		if group == "rvsync-slo-"+c.Name {
+		if group == sloGroupName(c.Name) || group == budgetGroupName(c.Name) {
 			cond := "$s." + c.Key + ".enabled"
 			if c.Condition != "" {
 				cond = "and " + cond + " " + c.Condition

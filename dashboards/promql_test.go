@@ -103,7 +103,8 @@ func TestCheckExpr(t *testing.T) {
 		{`rvsync_slo:sli_error:ratio_rate5m{slo="rv-lag"} / on (resource) (1 - rvsync_slo:objective:ratio)`, true},
 		{`ALERTS{slo!=""}`, true},
 		{`rvsync_bogus_total{resource=~"$resource"}`, false},                            // not in the catalog
-		{`rate(rvsync_list_duration_seconds[$__rate_interval])`, false},                 // a histogram has no bare series
+		{`rate(rvsync_list_duration_seconds[$__rate_interval])`, true},                  // a histogram stored as a native one (NHCB)
+		{`rate(rvsync_objects_count[$__rate_interval])`, false},                         // a gauge has no count
 		{`rvsync_resource_version_lag_bucket`, false},                                   // a gauge has no buckets
 		{`rvsync_slo:sli_error:ratio_rate4h`, false},                                    // no such recording rule
 		{`up{job="rvsync"}`, false},                                                     // not ours

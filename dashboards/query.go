@@ -111,10 +111,27 @@ func (c Config) increase(m catalog.Metric, labels []string, extra ...string) str
 	return aggregate("sum", labels, fmt.Sprintf("increase(%s[%s])", c.series(m, "", extra...), rateInterval))
 }
 
+// A histogram's panels read its classic series (_bucket, _count) or, where
+// Prometheus stores it as one native series (convert_classic_histograms_to_nhcb:
+// custom buckets, the same bounds), that series: each expression takes
+// whichever is there.
+
 // quantile is the q-quantile of a histogram, by labels.
 func (c Config) quantile(q float64, m catalog.Metric, labels []string, extra ...string) string {
 	buckets := c.rate(m, "_bucket", append([]string{"le"}, labels...), extra...)
-	return fmt.Sprintf("histogram_quantile(%s, %s)", promql.Num(q), buckets)
+	return fmt.Sprintf("histogram_quantile(%s, %s) or histogram_quantile(%s, %s)", promql.Num(q), buckets, promql.Num(q), c.rate(m, "", labels, extra...))
+}
+
+// observations is the per-second rate of a histogram's observations, summed by labels.
+func (c Config) observations(m catalog.Metric, labels []string, extra ...string) string {
+	native := aggregate("sum", labels, fmt.Sprintf("histogram_count(rate(%s[%s]))", c.series(m, "", extra...), rateInterval))
+	return fmt.Sprintf("%s or %s", c.rate(m, "_count", labels, extra...), native)
+}
+
+// distribution is a histogram's rate of observations per bucket, for a
+// heatmap: by le from its classic buckets, or the native histogram itself.
+func (c Config) distribution(m catalog.Metric) string {
+	return fmt.Sprintf("%s or %s", c.rate(m, "_bucket", []string{"le"}), c.rate(m, "", nil))
 }
 
 // judged is a time-slice SLI's signal per resource as its bad-slice rule

@@ -63,12 +63,12 @@ func (c Config) counter(title, description string, m catalog.Metric, labels ...s
 	for _, l := range labels {
 		legend += " " + label(l)
 	}
-	suffix := ""
+	q := c.rate(m, "", c.by(labels...))
 	if m.Type == catalog.Histogram {
-		suffix = "_count" // a histogram counts its observations
+		q = c.observations(m, c.by(labels...)) // a histogram counts its observations
 	}
 	return defaultTimeseries(title, description, unitOpsPerSec).
-		WithTarget(prometheusQuery(c.rate(m, suffix, c.by(labels...)), c.legend(legend)))
+		WithTarget(prometheusQuery(q, c.legend(legend)))
 }
 
 func (c Config) versionPanels() []cog.Builder[dashboard.Panel] {
@@ -122,7 +122,7 @@ func (c Config) freshnessPanels() []cog.Builder[dashboard.Panel] {
 			unitSeconds).
 			WithTarget(prometheusQuery("time() - "+aggregate("max", c.by(), c.series(catalog.CanaryLastDelivered, "")), c.legend(label(catalog.LabelResource)))),
 		defaultHeatmap("Event delivery lag", event, unitSeconds,
-			c.rate(catalog.EventDeliveryLag, "_bucket", []string{"le"})),
+			c.distribution(catalog.EventDeliveryLag)),
 		c.percentiles(defaultTimeseries("Event delivery lag p50 / p99", event, unitSeconds),
 			catalog.EventDeliveryLag, []float64{0.5, 0.99}),
 		c.counter("Events with unknown delivery lag",

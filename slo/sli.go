@@ -49,6 +49,12 @@ const AllowanceMemory = "30m"
 type Series struct {
 	Name     string
 	Matchers []string
+	// Histogram marks the observations of the histogram family Name: its
+	// _count series, or the count of its native histogram where Prometheus
+	// stores one (convert_classic_histograms_to_nhcb turns the exporter's
+	// classic histograms into one native series each, with the same
+	// bucket bounds). The rules read whichever is there.
+	Histogram bool
 }
 
 // ListKinds matches the Lists the List-latency SLI counts: the informers'
@@ -62,7 +68,7 @@ var slis = map[string]SLI{
 		Bad:          "Lists (informer pages and head probes) slower than %ss or failed (a 404 for a resource no longer served counts neither way)",
 		Good:         catalog.ListDuration,
 		GoodMatchers: []string{ListKinds, promql.Eq(catalog.LabelResult, catalog.ResultSuccess)},
-		Totals:       []Series{{Name: catalog.ListDuration.Name + "_count", Matchers: []string{ListKinds, promql.Neq(catalog.LabelResult, catalog.ResultNotFound)}}},
+		Totals:       []Series{{Name: catalog.ListDuration.Name, Histogram: true, Matchers: []string{ListKinds, promql.Neq(catalog.LabelResult, catalog.ResultNotFound)}}},
 	},
 	CanaryDelivery: {
 		// a write is judged when it is delivered (good within the
@@ -71,7 +77,7 @@ var slis = map[string]SLI{
 		Bad:  "canary writes delivered by the informer later than %ss, or lost",
 		Good: catalog.CanaryDeliveryLatency,
 		Totals: []Series{
-			{Name: catalog.CanaryDeliveryLatency.Name + "_count"},
+			{Name: catalog.CanaryDeliveryLatency.Name, Histogram: true},
 			{Name: catalog.CanaryLost.Name},
 		},
 	},
@@ -138,8 +144,19 @@ func (s Spec) ErrorRatio(o SLO, rng string) string {
 	if !d.Thresholded() {
 		return fmt.Sprintf("clamp_max(((%s) or (0 * (%s))) / ((%s) > 0), 1)", s.sumRates(d.BadEvents, rng), total, total)
 	}
-	good := s.sumRate(d.Good.Name+"_bucket", rng, append(d.GoodMatchers, promql.Le(o.Threshold))...)
-	return fmt.Sprintf("clamp_min(1 - ((%s) or (0 * (%s))) / ((%s) > 0), 0)", good, total, total)
+	return fmt.Sprintf("clamp_min(1 - ((%s) or (0 * (%s))) / ((%s) > 0), 0)", s.goodRate(d, o, rng), total, total)
+}
+
+// goodRate is the per-second rate of o's good events over rng by cluster and
+// resource: observations of the Good histogram at most the threshold (a
+// bucket bound), from its classic bucket or, stored as a native histogram
+// with custom buckets, as the share of its count below the bound, which at a
+// bucket bound is exact.
+func (s Spec) goodRate(d SLI, o SLO, rng string) string {
+	classic := fmt.Sprintf("sum %s (rate(%s[%s]))", s.By(), s.Series(d.Good.Name+"_bucket", append(d.GoodMatchers, promql.Le(o.Threshold))...), rng)
+	h := fmt.Sprintf("rate(%s[%s])", s.Series(d.Good.Name, d.GoodMatchers...), rng)
+	native := fmt.Sprintf("sum %s (histogram_count(%s) * histogram_fraction(-Inf, %s, %s))", s.By(), h, promql.Num(o.Threshold), h)
+	return fmt.Sprintf("(%s or %s)", classic, native)
 }
 
 // BadSlice is the expression of a time-slice SLO's bad-slice indicator: 1
@@ -162,14 +179,20 @@ func (s Spec) BadSlice(o SLO) string {
 func (s Spec) sumRates(series []Series, rng string) string {
 	var out []string
 	for _, t := range series {
-		out = append(out, s.sumRate(t.Name, rng, t.Matchers...))
+		out = append(out, s.sumOver("rate", t, rng))
 	}
 	return strings.Join(out, " + ")
 }
 
-// sumRate sums the per-second rate of a raw series over rng by cluster and resource.
-func (s Spec) sumRate(series, rng string, matchers ...string) string {
-	return fmt.Sprintf("sum %s (rate(%s[%s]))", s.By(), s.Series(series, matchers...), rng)
+// sumOver sums fn (rate or increase) of a raw series over rng by cluster and
+// resource; of a histogram's observations, from its classic _count or its
+// native count, whichever is stored.
+func (s Spec) sumOver(fn string, t Series, rng string) string {
+	if !t.Histogram {
+		return fmt.Sprintf("sum %s (%s(%s[%s]))", s.By(), fn, s.Series(t.Name, t.Matchers...), rng)
+	}
+	return fmt.Sprintf("(sum %s (%s(%s[%s])) or sum %s (histogram_count(%s(%s[%s]))))",
+		s.By(), fn, s.Series(t.Name+"_count", t.Matchers...), rng, s.By(), fn, s.Series(t.Name, t.Matchers...), rng)
 }
 
 // Series is the one place Spec.Selector is applied: it renders a selector
@@ -206,7 +229,7 @@ func (s Spec) Enough(o SLO, long string) (cond string, ok bool) {
 	}
 	var terms []string
 	for _, t := range d.Totals {
-		terms = append(terms, fmt.Sprintf("sum %s (increase(%s[%s]))", s.By(), s.Series(t.Name, t.Matchers...), s.Scaled(long)))
+		terms = append(terms, s.sumOver("increase", t, s.Scaled(long)))
 	}
 	return fmt.Sprintf("(%s) >= %d", strings.Join(terms, " + "), MinBurnEvents), true
 }

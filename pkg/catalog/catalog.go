@@ -417,10 +417,12 @@ func All() []Metric {
 }
 
 // SeriesNames returns the names of the series a family exposes: the family
-// name, or for a histogram its _bucket, _sum and _count series.
+// name, or for a histogram its _bucket, _sum and _count series and the
+// family name (one native series, where Prometheus converts classic
+// histograms to native ones with custom buckets).
 func (m Metric) SeriesNames() []string {
 	if m.Type == Histogram {
-		return []string{m.Name + "_bucket", m.Name + "_sum", m.Name + "_count"}
+		return []string{m.Name + "_bucket", m.Name + "_sum", m.Name + "_count", m.Name}
 	}
 	return []string{m.Name}
 }

@@ -552,6 +552,11 @@ func (s *clusterSuite) paging(t *testing.T) {
 	sel := fmt.Sprintf(`namespace=%q,pod=%q,service=%q,job=%q,endpoint="metrics"`, r.namespace, p.Name, fullname(r), fullname(r))
 	prom.waitQuery(t, 3*time.Minute, fmt.Sprintf(`up{%s} == 1`, sel))
 	prom.waitQuery(t, 3*time.Minute, fmt.Sprintf(`%s{%s,%s="configmaps"} == 1`, metricSynced, sel, labelResource))
+	// the chart's ServiceMonitor stores each histogram as one native series
+	prom.waitQuery(t, 3*time.Minute, fmt.Sprintf(`count(%s{%s})`, catalog.ListDuration.Name, sel))
+	if v, err := prom.query(fmt.Sprintf(`count(%s_bucket{%s})`, catalog.ListDuration.Name, sel)); err != nil || len(v) != 0 {
+		t.Errorf("classic buckets of %s stored beside the native histograms: %v %v", catalog.ListDuration.Name, v, err)
+	}
 	as, err := prom.alerts()
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,9 @@ func serviceMonitorScrapeConfigs(sm *monv1.ServiceMonitor, kubeconfig string) ([
 		if ep.ScrapeTimeout != "" {
 			sc["scrape_timeout"] = string(ep.ScrapeTimeout)
 		}
+		if c := sm.Spec.ConvertClassicHistogramsToNHCB; c != nil && *c {
+			sc["convert_classic_histograms_to_nhcb"] = true
+		}
 		out = append(out, sc)
 	}
 	return out, nil
