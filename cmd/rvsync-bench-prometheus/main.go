@@ -31,8 +31,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/rvsync-slo/rvsync-slo/internal/readme"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
+	"github.com/rvsync-slo/rvsync-slo/slo"
 )
 
 // options are the benchmark's flags.
@@ -59,7 +62,7 @@ func main() {
 	flag.IntVar(&o.days, "days", 30, "days of history backfilled before the measured period (the budget period is 30d)")
 	flag.DurationVar(&o.scrape, "scrape", 30*time.Second, "scrape and rule evaluation interval (kube-prometheus-stack's default)")
 	flag.DurationVar(&o.eval, "eval", time.Hour, "measured period of rule evaluation per run")
-	flag.DurationVar(&o.warmup, "warmup", 3*time.Minute, "evaluation before the recording rules' series are read and backfilled")
+	flag.DurationVar(&o.warmup, "warmup", 4*time.Minute, "evaluation before the recording rules' series are read and backfilled")
 	flag.DurationVar(&o.profileWindow, "profile-window", 2*time.Minute, "how long the real exporter runs before its exposition is read")
 	flag.IntVar(&o.repeats, "repeats", 20, "times each dashboard panel's query runs (p50 and p95 over them)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the incidents in the history")
@@ -98,8 +101,8 @@ func (o *options) parse(resources string) error {
 		return fmt.Errorf("-scrape %s: want at least 1s", o.scrape)
 	case o.eval < 2*o.scrape:
 		return fmt.Errorf("-eval %s: want at least two scrape intervals (%s)", o.eval, 2*o.scrape)
-	case o.warmup < 2*o.scrape:
-		return fmt.Errorf("-warmup %s: want at least two scrape intervals (%s), so every rule has evaluated", o.warmup, 2*o.scrape)
+	case o.warmup < budgetInterval()+2*o.scrape:
+		return fmt.Errorf("-warmup %s: want at least the budget groups' interval and two scrapes (%s), so every rule has evaluated", o.warmup, budgetInterval()+2*o.scrape)
 	case o.repeats < 1:
 		return fmt.Errorf("-repeats %d: want at least 1", o.repeats)
 	}
@@ -118,6 +121,15 @@ func (o *options) parse(resources string) error {
 		return fmt.Errorf("-dashboards %q: not a directory; run from the repository's root or give the dashboards' directory", o.dashboards)
 	}
 	return nil
+}
+
+// budgetInterval is the evaluation interval of rvsync-slo's budget groups.
+func budgetInterval() time.Duration {
+	d, err := model.ParseDuration(slo.BudgetInterval)
+	if err != nil {
+		panic(err)
+	}
+	return time.Duration(d)
 }
 
 // run profiles the exporter, then measures each fleet size and writes the

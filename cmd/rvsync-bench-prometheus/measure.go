@@ -32,6 +32,10 @@ import (
 // which the rules' up selector matches.
 const job = "rvsync-slo"
 
+// jobNHCB scrapes the fleet in the warm-up a second time, converting its
+// classic histograms to native ones with custom buckets.
+const jobNHCB = "rvsync-slo-nhcb"
+
 // A pack is one rule file: rvsync-slo's shipped rules or sloth's for the
 // same SLOs.
 type pack struct {
@@ -123,7 +127,8 @@ type runResult struct {
 	backfill       time.Duration // writing them
 	storedBytes    int64         // the TSDB directory after the measured period
 	headSeries     float64
-	exporterSeries int // live series of the synthetic exporter
+	exporterSeries int            // live series of the synthetic exporter
+	stored         map[string]int // by job: series Prometheus stores of the fleet, classic and NHCB
 	recordedSeries map[string]int
 	evals          map[string][]float64 // pack: seconds per interval (its groups' sum)
 	evalGroups     map[string]int
@@ -149,10 +154,12 @@ func measure(ctx context.Context, o options, p profile, packs []pack, n int, dir
 	// then holds those series too, in the same blocks as the exporter's (no
 	// overlapping blocks to compact while measuring).
 	logf("%d resources: a Prometheus evaluates both packs for the %s warm-up", n, o.warmup)
-	recorded, err := warmUp(ctx, o, p, packs, n, filepath.Join(dir, "warm-up"), addr)
+	w, err := warmUp(ctx, o, p, packs, n, filepath.Join(dir, "warm-up"), addr)
 	if err != nil {
 		return r, fmt.Errorf("warm-up: %w", err)
 	}
+	recorded := w.recorded
+	r.stored = w.stored
 	for _, l := range recorded {
 		for _, pk := range packs {
 			if slices.Contains(pk.records, l.Get(model.MetricNameLabel)) {
@@ -181,7 +188,7 @@ func measure(ctx context.Context, o options, p profile, packs []pack, n int, dir
 		return r, err
 	}
 	defer stop()
-	prom, err := newPrometheus(o, packs, dir, addr)
+	prom, err := newPrometheus(o, packs, dir, addr, false)
 	if err != nil {
 		return r, err
 	}
@@ -211,31 +218,42 @@ func measure(ctx context.Context, o options, p profile, packs []pack, n int, dir
 	return r, nil
 }
 
-// warmUp runs a Prometheus of its own on a live fleet of n resources and
-// returns the series the packs' recording rules wrote.
-func warmUp(ctx context.Context, o options, p profile, packs []pack, n int, dir, addr string) ([]labels.Labels, error) {
+// warmedUp is what the warm-up saw.
+type warmedUp struct {
+	recorded []labels.Labels // the series the packs' recording rules wrote
+	stored   map[string]int  // by job: the series Prometheus stores of the fleet
+}
+
+// warmUp runs a Prometheus of its own on a live fleet of n resources,
+// scraped as classic histograms and as native ones with custom buckets.
+func warmUp(ctx context.Context, o options, p profile, packs []pack, n int, dir, addr string) (warmedUp, error) {
+	var w warmedUp
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
-		return nil, err
+		return w, err
 	}
 	defer os.RemoveAll(filepath.Join(dir, "data"))
 	now := time.Now()
 	stop, err := serve(newFleet(p, n, job, addr, now, now, o.seed), addr)
 	if err != nil {
-		return nil, err
+		return w, err
 	}
 	defer stop()
-	prom, err := newPrometheus(o, packs, dir, addr)
+	prom, err := newPrometheus(o, packs, dir, addr, true)
 	if err != nil {
-		return nil, err
+		return w, err
 	}
 	if err := prom.start(ctx); err != nil {
-		return nil, err
+		return w, err
 	}
 	defer prom.stop()
 	if err := sleep(ctx, o.warmup); err != nil {
-		return nil, err
+		return w, err
 	}
-	return prom.recordedSeries(ctx, packs)
+	if w.recorded, err = prom.recordedSeries(ctx, packs); err != nil {
+		return w, err
+	}
+	w.stored, err = prom.countByJob(ctx)
+	return w, err
 }
 
 // serve serves the fleet's live exposition on addr until stop is called.
@@ -270,9 +288,11 @@ type prometheus struct {
 	dir  string
 }
 
-// newPrometheus writes the configuration: the fleet scraped and both packs
-// evaluated at the scrape interval.
-func newPrometheus(o options, packs []pack, dir, target string) (*prometheus, error) {
+// newPrometheus writes the configuration: the fleet scraped and the packs
+// evaluated at the scrape interval; with nhcb, the fleet scraped a second
+// time as job jobNHCB, its histograms converted to native ones with custom
+// buckets (as the chart's ServiceMonitor asks).
+func newPrometheus(o options, packs []pack, dir, target string, nhcb bool) (*prometheus, error) {
 	addr, err := process.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -289,6 +309,12 @@ scrape_configs:
   - job_name: %[3]s
     static_configs: [{targets: [%[4]q]}]
 `, model.Duration(o.scrape), strings.Join(files, ", "), job, target)
+	if nhcb {
+		cfg += fmt.Sprintf(`  - job_name: %s
+    convert_classic_histograms_to_nhcb: true
+    static_configs: [{targets: [%q]}]
+`, jobNHCB, target)
+	}
 	path := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, err
@@ -364,6 +390,62 @@ func (p *prometheus) start(ctx context.Context) error {
 
 func (p *prometheus) stop() { _ = p.proc.Stop(time.Minute) }
 
+// countByJob counts the series of each scrape job.
+func (p *prometheus) countByJob(ctx context.Context) (map[string]int, error) {
+	v, err := p.query(ctx, fmt.Sprintf(`count by (job) ({job=~"%s|%s"})`, job, jobNHCB))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, s := range v {
+		var n float64
+		if _, err := fmt.Sscan(s.Value[1].(string), &n); err != nil {
+			return nil, err
+		}
+		out[s.Metric["job"]] = int(n)
+	}
+	return out, nil
+}
+
+// sample is one sample of an instant query's answer.
+type sample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// query runs an instant query.
+func (p *prometheus) query(ctx context.Context, q string) ([]sample, error) {
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []sample `json:"result"`
+		} `json:"data"`
+	}
+	if err := p.post(ctx, "/api/v1/query", url.Values{"query": {q}}, &body); err != nil {
+		return nil, err
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("query %s: %s", q, body.Error)
+	}
+	return body.Data.Result, nil
+}
+
+// post posts a form to the HTTP API and decodes the answer into out.
+func (p *prometheus) post(ctx context.Context, path string, form url.Values, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url()+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
 // recordedSeries returns the label sets of every series the packs' recording
 // rules wrote.
 func (p *prometheus) recordedSeries(ctx context.Context, packs []pack) ([]labels.Labels, error) {
@@ -371,23 +453,12 @@ func (p *prometheus) recordedSeries(ctx context.Context, packs []pack) ([]labels
 	for _, pk := range packs {
 		names = append(names, pk.records...)
 	}
-	q := url.Values{"match[]": {fmt.Sprintf(`{__name__=~%q}`, strings.Join(names, "|"))}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url()+"/api/v1/series", strings.NewReader(q.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Status string              `json:"status"`
 		Error  string              `json:"error"`
 		Data   []map[string]string `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	if err := p.post(ctx, "/api/v1/series", url.Values{"match[]": {fmt.Sprintf(`{__name__=~%q}`, strings.Join(names, "|"))}}, &body); err != nil {
 		return nil, err
 	}
 	if body.Status != "success" {

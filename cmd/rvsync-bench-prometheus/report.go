@@ -35,13 +35,16 @@ func (rep report) markdown() string {
 		fmt.Fprintf(&b, ", %d for one without canary or convergence tracking (%s)", rep.profile.plain[0].series(), rep.profile.plain[0].resource)
 	}
 	fmt.Fprintf(&b, "; %d series without a resource label.\n\n", rep.profile.other)
-	fmt.Fprintln(&b, "| watched resources | samples backfilled | stored bytes per resource-day | head series | exporter series per resource | Prometheus CPU (cores) | panels: worst p95 |")
-	fmt.Fprintln(&b, "| ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintln(&b, "| watched resources | samples backfilled | stored bytes per resource-day | head series | stored series per resource: classic / NHCB | Prometheus CPU (cores) | panels: worst p95 |")
+	fmt.Fprintln(&b, "| ---: | ---: | ---: | ---: | --- | ---: | --- |")
 	for _, r := range rep.runs {
-		fmt.Fprintf(&b, "| %d | %.3g | %.0f | %.0f | %.1f | %.2f | %s |\n",
-			r.resources, float64(r.samples), float64(r.storedBytes)/float64(r.resources)/float64(o.days),
-			r.headSeries, float64(r.exporterSeries)/float64(r.resources), r.cpuSeconds/r.measured.Seconds(), worstPanel(r.panels))
+		fmt.Fprintf(&b, "| %d | %.3g | %.0f | %.0f | %.1f / %.1f | %.2f | %s |\n",
+			r.resources, float64(r.samples), float64(r.storedBytes)/float64(r.resources)/float64(o.days), r.headSeries,
+			float64(r.stored[job])/float64(r.resources), float64(r.stored[jobNHCB])/float64(r.resources),
+			r.cpuSeconds/r.measured.Seconds(), worstPanel(r.panels))
 	}
+	fmt.Fprintln(&b)
+	fmt.Fprintln(&b, "Stored series: what a real Prometheus holds of the fleet's live scrapes, with its histograms classic and converted to native ones with custom buckets (`convert_classic_histograms_to_nhcb`, the chart's ServiceMonitor default), over the watched resources; the rest of the run scrapes them classic, as sloth's rules need.")
 	fmt.Fprintln(&b)
 	fmt.Fprintln(&b, "Rule evaluation: each group's `prometheus_rule_group_last_duration_seconds` at each of its evaluations, summed per pack and interval.")
 	fmt.Fprintln(&b)
@@ -53,8 +56,12 @@ func (rep report) markdown() string {
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(&b, "| %d | %s | %d | %.1f | %.3f | %.3f | %.2fx |\n", r.resources, name, r.evalGroups[name],
-				float64(r.recordedSeries[name])/float64(r.resources), mean(v), quantile(v, 0.95), mean(v)/mean(r.evals[packSloth]))
+			recorded := "–" // not counted for a part of a pack
+			if n, ok := r.recordedSeries[name]; ok {
+				recorded = fmt.Sprintf("%.1f", float64(n)/float64(r.resources))
+			}
+			fmt.Fprintf(&b, "| %d | %s | %d | %s | %.3f | %.3f | %.2fx |\n", r.resources, name, r.evalGroups[name],
+				recorded, mean(v), quantile(v, 0.95), mean(v)/mean(r.evals[packSloth]))
 		}
 	}
 	if len(rep.runs) > 0 {
