@@ -183,19 +183,11 @@ func measure(ctx context.Context, o options, p profile, packs []pack, n int, dir
 	}
 	r.backfill = time.Since(began)
 
-	stop, err := serve(f, addr)
+	prom, stop, err := scrapeFleet(ctx, o, packs, dir, f, addr, false)
 	if err != nil {
 		return r, err
 	}
 	defer stop()
-	prom, err := newPrometheus(o, packs, dir, addr, false)
-	if err != nil {
-		return r, err
-	}
-	if err := prom.start(ctx); err != nil {
-		return r, err
-	}
-	defer prom.stop()
 	logf("%d resources: waiting for Prometheus' compactions of the history to settle", n)
 	if err := prom.settle(ctx); err != nil {
 		return r, err
@@ -233,19 +225,11 @@ func warmUp(ctx context.Context, o options, p profile, packs []pack, n int, dir,
 	}
 	defer os.RemoveAll(filepath.Join(dir, "data"))
 	now := time.Now()
-	stop, err := serve(newFleet(p, n, job, addr, now, now, o.seed), addr)
+	prom, stop, err := scrapeFleet(ctx, o, packs, dir, newFleet(p, n, job, addr, now, now, o.seed), addr, true)
 	if err != nil {
 		return w, err
 	}
 	defer stop()
-	prom, err := newPrometheus(o, packs, dir, addr, true)
-	if err != nil {
-		return w, err
-	}
-	if err := prom.start(ctx); err != nil {
-		return w, err
-	}
-	defer prom.stop()
 	if err := sleep(ctx, o.warmup); err != nil {
 		return w, err
 	}
@@ -254,6 +238,26 @@ func warmUp(ctx context.Context, o options, p profile, packs []pack, n int, dir,
 	}
 	w.stored, err = prom.countByJob(ctx)
 	return w, err
+}
+
+// scrapeFleet serves the fleet's live exposition on addr and starts a
+// Prometheus (newPrometheus) in dir that scrapes it; stop stops both.
+func scrapeFleet(ctx context.Context, o options, packs []pack, dir string, f *fleet, addr string, nhcb bool) (*prometheus, func(), error) {
+	stopServing, err := serve(f, addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	prom, err := newPrometheus(o, packs, dir, addr, nhcb)
+	if err == nil {
+		if err = prom.start(ctx); err != nil {
+			prom.stop() // a process that never got ready
+		}
+	}
+	if err != nil {
+		stopServing()
+		return nil, nil, err
+	}
+	return prom, func() { prom.stop(); stopServing() }, nil
 }
 
 // serve serves the fleet's live exposition on addr until stop is called.
