@@ -385,7 +385,7 @@ generate: ## Regenerate rules, dashboards, the Alertmanager routing, the chart R
 
 # The developer commands: they drive the test rigs (a local control plane,
 # a cluster, the benchmark's load) and are not part of the product.
-DEV_COMMANDS := rvsync-demo rvsync-bench rvsync-cluster rvsync-baseline
+DEV_COMMANDS := rvsync-demo rvsync-bench rvsync-bench-prometheus rvsync-cluster rvsync-baseline
 
 .PHONY: verify
 verify: generate $(STATICCHECK) $(ACTIONLINT) ct-lint ## Check generated files, formatting, vet (with and without the integration tag), staticcheck (with it), the workflows (actionlint), the chart (ct lint), no tracked file over 1 MiB, the dependency direction and module sums (CI runs it).
@@ -404,8 +404,11 @@ verify: generate $(STATICCHECK) $(ACTIONLINT) ct-lint ## Check generated files, 
 	@# dashboards read the SLO model, not the rule generator
 	@! go list -deps ./pkg/... | grep '^$(MODULE)/' | grep -v '^$(MODULE)/pkg/' || (echo "pkg/ imports a package outside pkg/" >&2; exit 1)
 	@! go list -deps ./dashboards | grep -x '$(MODULE)/alerts' || (echo "dashboards imports alerts" >&2; exit 1)
-	@# commands never link the testing package (internal/testing/testenv is for tests only)
-	@! go list -deps ./cmd/... | grep -x testing || (echo "a command imports testing: use internal/testing/controlplane, process, workload, scrape or exporterproc, not internal/testing/testenv" >&2; exit 1)
+	@# commands never link the testing package (internal/testing/testenv is for
+	@# tests only); rvsync-bench-prometheus writes TSDB blocks with
+	@# Prometheus' tsdb package, which links it itself
+	@! go list -deps ./cmd/... | grep -x '$(MODULE)/internal/testing/testenv' || (echo "a command imports internal/testing/testenv: use internal/testing/controlplane, process, workload, scrape or exporterproc" >&2; exit 1)
+	@! go list -deps $$(go list ./cmd/... | grep -v '/rvsync-bench-prometheus$$') | grep -x testing || (echo "a command imports testing: use internal/testing/controlplane, process, workload, scrape or exporterproc, not internal/testing/testenv" >&2; exit 1)
 	@# one kind of code per folder: the product (everything but the rigs in
 	@# internal/testing/, the suites in test/ and the developer commands
 	@# that drive rigs) imports no rig or suite, and no rig imports a suite
