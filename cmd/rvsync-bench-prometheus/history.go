@@ -163,15 +163,16 @@ func (f *fleet) advance(t time.Time) {
 	}
 	f.last = t
 	for _, s := range f.series {
-		in, faulty := f.incident(s.resource, t)
 		switch {
 		case s.typ == catalog.Counter:
 			s.value += s.rate * dt
 		case s.typ == catalog.Histogram:
 			n := s.rate * dt
 			probs := s.probs
-			if faulty && !in.stall && s.name == catalog.ListDuration.Name {
-				probs = slow(probs)
+			if s.name == catalog.ListDuration.Name { // only Lists slow down in an incident
+				if in, faulty := f.incident(s.resource, t); faulty && !in.stall {
+					probs = slow(probs)
+				}
 			}
 			for i, p := range probs {
 				s.counts[i] += n * p

@@ -5,24 +5,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/model/rulefmt"
-	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/rvsync-slo/rvsync-slo/alerts"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/chart"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/scrape"
 	"github.com/rvsync-slo/rvsync-slo/slo"
@@ -94,9 +94,9 @@ func rulePacks(ctx context.Context, sloth, before, dir string) ([]pack, error) {
 		if err != nil {
 			return nil, err
 		}
-		groups, errs := rulefmt.Parse(b, false, model.UTF8Validation, parser.NewParser(parser.Options{}), slog.New(slog.DiscardHandler))
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("%s rules: %v", p.name, errs[0])
+		groups, err := chart.ParseRules(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s rules: %w", p.name, err)
 		}
 		for _, g := range groups.Groups {
 			for _, r := range g.Rules {
@@ -120,7 +120,7 @@ func beforeNames(rules []byte) []byte {
 	).Replace(string(rules)))
 }
 
-// run is what one fleet size measured.
+// runResult is what one fleet size measured.
 type runResult struct {
 	resources      int
 	samples        int64         // backfilled, exporter series and recorded ones
@@ -402,9 +402,10 @@ func (p *prometheus) countByJob(ctx context.Context) (map[string]int, error) {
 	}
 	out := map[string]int{}
 	for _, s := range v {
-		var n float64
-		if _, err := fmt.Sscan(s.Value[1].(string), &n); err != nil {
-			return nil, err
+		v, _ := s.Value[1].(string)
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("count of job %s: %w", s.Metric["job"], err)
 		}
 		out[s.Metric["job"]] = int(n)
 	}
@@ -437,17 +438,31 @@ func (p *prometheus) query(ctx context.Context, q string) ([]sample, error) {
 
 // post posts a form to the HTTP API and decodes the answer into out.
 func (p *prometheus) post(ctx context.Context, path string, form url.Values, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url()+path, strings.NewReader(form.Encode()))
+	_, body, err := postForm(ctx, http.DefaultClient, p.url()+path, form)
 	if err != nil {
 		return err
+	}
+	return json.Unmarshal(body, out)
+}
+
+// postForm POSTs form to u, as Grafana and the API's clients do, and
+// returns the answer's status code and body.
+func postForm(ctx context.Context, client *http.Client, u string, form url.Values) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form.Encode()))
+	if err != nil {
+		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	return json.NewDecoder(resp.Body).Decode(out)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	return resp.StatusCode, body, nil
 }
 
 // recordedSeries returns the label sets of every series the packs' recording
@@ -486,6 +501,7 @@ func (p *prometheus) sampleEvaluations(ctx context.Context, o options, packs []p
 	if err != nil {
 		return err
 	}
+	cpu0, _ := first.Value("process_cpu_seconds_total", nil)
 	began := time.Now()
 	seen := map[string]float64{} // group: its last evaluation's timestamp
 	for time.Since(began) < o.eval {
@@ -509,32 +525,37 @@ func (p *prometheus) sampleEvaluations(ctx context.Context, o options, packs []p
 				continue
 			}
 			seen[group] = ts
-			for _, pk := range packs {
-				if strings.HasPrefix(group, pk.path+";") {
-					per[pk.name] += mt.GetGauge().GetValue()
-					if pk.name != packSloth && slothGroup(group) {
-						per[pk.name+threeSLOs] += mt.GetGauge().GetValue()
-					}
-				}
+			for _, key := range packKeys(packs, group) {
+				per[key] += mt.GetGauge().GetValue()
 			}
 		}
 		for name, v := range per {
 			r.evals[name] = append(r.evals[name], v)
 		}
 		r.headSeries, _ = m.Value("prometheus_tsdb_head_series", nil)
-		cpu0, _ := first.Value("process_cpu_seconds_total", nil)
 		cpu1, _ := m.Value("process_cpu_seconds_total", nil)
 		r.cpuSeconds, r.measured = cpu1-cpu0, time.Since(began)
 	}
 	for group := range seen {
-		for _, pk := range packs {
-			if strings.HasPrefix(group, pk.path+";") {
-				r.evalGroups[pk.name]++
-				if pk.name != packSloth && slothGroup(group) {
-					r.evalGroups[pk.name+threeSLOs]++
-				}
-			}
+		for _, key := range packKeys(packs, group) {
+			r.evalGroups[key]++
 		}
+	}
+	return nil
+}
+
+// packKeys are the report's rows a rule group (file;name) counts in: its
+// pack and, for a group of rvsync-slo's of an SLO sloth covers, that part
+// of its pack too.
+func packKeys(packs []pack, group string) []string {
+	for _, pk := range packs {
+		if !strings.HasPrefix(group, pk.path+";") {
+			continue
+		}
+		if pk.name != packSloth && slothGroup(group) {
+			return []string{pk.name, pk.name + threeSLOs}
+		}
+		return []string{pk.name}
 	}
 	return nil
 }

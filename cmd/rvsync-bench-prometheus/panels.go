@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -615,7 +614,7 @@ func timePanels(ctx context.Context, promURL string, qs []panelQuery, repeats in
 
 // nearestRank is the q-quantile of sorted by the nearest-rank method: the
 // smallest value at least a share q of the values are at most.
-func nearestRank(sorted []time.Duration, q float64) time.Duration {
+func nearestRank[T cmp.Ordered](sorted []T, q float64) T {
 	i := int(math.Ceil(q*float64(len(sorted))-1e-9)) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
@@ -633,21 +632,11 @@ func queryPrometheus(ctx context.Context, client *http.Client, base string, q pa
 		form.Set("end", promTime(q.end))
 		form.Set("step", strconv.FormatFloat(q.step.Seconds(), 'f', -1, 64))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return 0, 0, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	began := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, 0, err
-	}
-	body, err := io.ReadAll(resp.Body)
+	status, body, err := postForm(ctx, client, base+endpoint, form)
 	took := time.Since(began)
-	_ = resp.Body.Close()
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: reading the answer: %w", endpoint, err)
+		return 0, 0, fmt.Errorf("%s: %w", endpoint, err)
 	}
 	var answer struct {
 		Status    string `json:"status"`
@@ -659,11 +648,11 @@ func queryPrometheus(ctx context.Context, client *http.Client, base string, q pa
 		} `json:"data"`
 	}
 	jsonErr := json.Unmarshal(body, &answer)
-	if resp.StatusCode != http.StatusOK || jsonErr != nil || answer.Status != "success" {
+	if status != http.StatusOK || jsonErr != nil || answer.Status != "success" {
 		if jsonErr == nil && answer.Error != "" {
-			return 0, 0, fmt.Errorf("%s: HTTP %d: %s: %s", endpoint, resp.StatusCode, answer.ErrorType, answer.Error)
+			return 0, 0, fmt.Errorf("%s: HTTP %d: %s: %s", endpoint, status, answer.ErrorType, answer.Error)
 		}
-		return 0, 0, fmt.Errorf("%s: HTTP %d: %.200s", endpoint, resp.StatusCode, body)
+		return 0, 0, fmt.Errorf("%s: HTTP %d: %.200s", endpoint, status, body)
 	}
 	switch answer.Data.ResultType {
 	case "matrix", "vector":

@@ -85,13 +85,12 @@ func mean(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-// quantile is the q-quantile of v (nearest rank).
+// quantile is the q-quantile of v (nearestRank of it sorted).
 func quantile(v []float64, q float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)]
+	return nearestRank(s, q)
 }

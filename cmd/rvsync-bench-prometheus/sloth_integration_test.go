@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
@@ -13,10 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/chart"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 	"github.com/rvsync-slo/rvsync-slo/slo"
@@ -78,9 +76,9 @@ func TestSlothRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups, errs := rulefmt.Parse(b, false, model.UTF8Validation, parser.NewParser(parser.Options{}), slog.New(slog.DiscardHandler))
-	if len(errs) > 0 {
-		t.Fatal(errs)
+	groups, err := chart.ParseRules(b)
+	if err != nil {
+		t.Fatal(err)
 	}
 	rules := 0
 	aggregations := map[string]int{} // by sloth_slo, in SLI recording rules
