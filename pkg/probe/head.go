@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
@@ -28,6 +30,24 @@ type headFunc func(ctx context.Context) (string, error)
 func metadataHead(client metadata.Interface, gvr schema.GroupVersionResource) headFunc {
 	return func(ctx context.Context) (string, error) {
 		list, err := client.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		return list.GetResourceVersion(), nil
+	}
+}
+
+// listerHead returns a headFunc that reads through lw, an informer's own
+// ListerWatcher, as metadataHead reads through the monitor's client: a
+// List with limit=1 and resourceVersion "" (lw's namespace and selectors
+// apply; a consistent list answers etcd's current revision all the same).
+func listerHead(lw cache.ListerWatcherWithContext) headFunc {
+	return func(ctx context.Context) (string, error) {
+		obj, err := lw.ListWithContext(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		list, err := meta.ListAccessor(obj)
 		if err != nil {
 			return "", err
 		}

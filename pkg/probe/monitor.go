@@ -156,15 +156,21 @@ func (m *Monitor) NewInformer(cfg *rest.Config, r Resource) (cache.SharedIndexIn
 // informer it returns is the one build made, observed by the monitor; call
 // Instrument before starting it. Several informers of one resource (one per
 // namespace, typed and metadata ones) are each measured, and the resource
-// reports the worst; a stopped informer leaves the measurement.
+// reports the worst; a stopped informer leaves the measurement. With a
+// head probe (Options.HeadProbe), a quiet informer's freshness read, once
+// per bookmark period, is a List of limit 1 through lw: it takes the
+// informer's own connection, so it reaches the API server whose watch cache
+// feeds it (on HTTP/2) and makes that cache catch up before its bookmark.
 func (m *Monitor) Instrument(gvr schema.GroupVersionResource, lw cache.ListerWatcher, build func(cache.ListerWatcher) cache.SharedIndexInformer) cache.SharedIndexInformer {
 	r := m.track(gvr, "")
 	ilw := m.instrument(r, lw)
 	if client, err := m.head(); err == nil && client != nil {
-		// the freshness reads ride the head probe's connection, which may
-		// reach another API server than the informer's: they make caches
-		// catch up, but a bookmark after one proves nothing about its head
-		m.freshenWith(ilw.state, metadataHead(client, gvr), false)
+		// the freshness reads go through lw itself, so they take the
+		// informer's own connection and make its watch cache catch up; the
+		// monitor cannot see that connection's protocol (HTTP/1.1 behind
+		// a balancer may place a read on another server), so a bookmark
+		// after one proves only the head samples its RV covers
+		m.freshenWith(ilw.state, listerHead(ilw.inner), false)
 	}
 	inf := build(ilw)
 	ilw.state.attach(inf, m.opts.Logger)
