@@ -1,11 +1,16 @@
 package probe
 
 import (
+	"context"
+	"strconv"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 func newCanaryState() (*canaryState, prometheus.Histogram, prometheus.Counter) {
@@ -214,5 +219,56 @@ func TestCanaryDeliveryAboveTheFirstWriteAfterAReset(t *testing.T) {
 	c.wrote(210, sec(10))         // sent at 10s, answered after
 	if got := c.proof(in); !got.IsZero() {
 		t.Errorf("the informer holding the lost history is proven fresh as of %v", got)
+	}
+}
+
+// #39, premise 4 (a cache holds every object of its resource): an
+// informer scoped to a namespace (controller-runtime's DefaultNamespaces)
+// or a selector that leaves the canary object out never delivers a canary
+// write, so an undelivered one says nothing of its store. It was held to
+// them: whenever its latest bookmark was older than the canary's deadline
+// for a write, its RV lag read head minus RV (the simulation's scopes
+// dimension, seed 1: 643 revisions for an informer of an empty namespace
+// that missed nothing). One whose list held the canary object still is.
+func TestACanaryWriteOutsideAnInformersScopeIsNotOverdue(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		holdsCanary bool
+		lagged      bool
+	}{
+		{"scope without the canary", false, false},
+		{"scope with the canary", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, 1000)
+			c, _, _ := newCanaryState()
+			w.tr.canary.Store(c)
+			w.probe(0)
+			w.at(0.1)
+			list := page(strconv.FormatUint(w.rv, 10), "")
+			if tc.holdsCanary {
+				list.Items = []metav1.PartialObjectMetadata{{ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: c.name, ResourceVersion: "999"}}}
+			}
+			w.inner.pages = []runtime.Object{list}
+			if _, err := w.lw.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			w.openWatch()
+			for s := 2.0; s <= 124; s += 2 {
+				w.others(5)
+				if int(s)%10 == 2 {
+					c.wrote(w.write(), sec(s)) // the canary's write, every 10 s
+				}
+				w.probe(s)
+				if s == 60 {
+					w.deliver(60.5, watch.Bookmark, w.rv) // the watch cache is current
+				}
+			}
+			sn := w.snap(124)
+			lagged := sn.LagKnown && sn.Lag > 0
+			if lagged != tc.lagged {
+				t.Errorf("RV lag %d (known %v) 62 s after a canary write above the store's latest bookmark; want lagged %v", sn.Lag, sn.LagKnown, tc.lagged)
+			}
+		})
 	}
 }

@@ -193,6 +193,7 @@ func (m *Monitor) convergenceInformer(client dynamic.Interface, gvr schema.Group
 		},
 	}
 	ilw := m.instrument(r, cache.ToListWatcherWithWatchListSemantics(lw, client))
+	ilw.state.seesCanary.Store(true) // every namespace
 	m.freshenWith(ilw.state, freshen, true)
 	inf := cache.NewSharedIndexInformerWithOptions(ilw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ObjectDescription: r.name, Indexers: cache.Indexers{}})
 	_ = inf.SetTransform(generationTransform(path))

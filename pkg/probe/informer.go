@@ -45,6 +45,12 @@ type informer struct {
 	// which a load balancer may have placed on another API server than
 	// the watch's: its reads are then not its own (readsOwn)
 	pooled atomic.Bool
+	// seesCanary: the informer's scope holds the canary object (a list
+	// held it, or it delivered a canary event; the exporter's own
+	// informers watch every namespace). Only then is a canary write it has
+	// not delivered a sign that its store is behind: one of a namespace
+	// or a selector that leaves the canary out never delivers it.
+	seesCanary atomic.Bool
 
 	wireMu      sync.Mutex
 	wire        proof.Watch
@@ -75,7 +81,9 @@ type informerHooks struct {
 	stopped func() bool   // its IsStopped
 	storeRV func() string // its store's LastStoreSyncResourceVersion; nil: deltas count on receipt
 	// freshen is a consistent read of the resource (nil: none): on the
-	// informer's own connection when ownReads, else on the head probe's.
+	// informer's own connection when ownReads, else on one whose API
+	// server the monitor cannot tell (an instrumented informer's own,
+	// through its ListerWatcher, whose protocol it cannot see).
 	freshen  headFunc
 	ownReads bool
 }
@@ -210,6 +218,9 @@ func (in *informer) received(obj metav1.Object, now time.Time, event bool) (queu
 		d.Kind, d.Key, d.Canary = proof.Event, k.digest.hash(), k.canary
 	default:
 		d.Kind, d.Key, d.Canary = proof.Event, keyHash(obj.GetNamespace(), obj.GetName()), in.res.isCanary(obj.GetNamespace(), obj.GetName())
+	}
+	if d.Canary && !in.seesCanary.Load() {
+		in.seesCanary.Store(true)
 	}
 	return in.push(d)
 }
@@ -378,7 +389,7 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	env := in.env(sp, now)
-	if c := in.res.canary.Load(); c != nil {
+	if c := in.res.canary.Load(); c != nil && in.seesCanary.Load() {
 		env.Overdue = c.overdue(in, now, canaryOverdue)
 	}
 	pv := in.proof.Snapshot(env)

@@ -41,6 +41,7 @@ func (m *Monitor) keyInformer(lw cache.ListerWatcher, r *resource, freshen headF
 
 func (m *Monitor) keyInformerOf(in *informer, store *keyStore, lw cache.ListerWatcher, freshen headFunc) *keyInformer {
 	ilw := m.wrap(in, lw)
+	in.seesCanary.Store(true) // every namespace
 	m.freshenWith(in, freshen, true)
 	ki := &keyInformer{store: store, lw: ilw, description: in.res.name, log: m.opts.Logger.WithValues("resource", in.res.name)}
 	in.setHook(func(h *informerHooks) {

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -62,6 +63,9 @@ func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 		return obj, err
 	}
 	s.res.observeList(catalog.KindList, catalog.ResultSuccess, now.Sub(start))
+	if !s.seesCanary.Load() && s.res.canary.Load() != nil && holdsCanary(obj, s.res) {
+		s.seesCanary.Store(true)
+	}
 	if list, lerr := meta.ListAccessor(obj); lerr == nil && list.GetContinue() == "" {
 		s.listEnded(list.GetResourceVersion(), now)
 	}
@@ -231,3 +235,19 @@ func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 	}
 	return false
 }
+
+// holdsCanary reports whether a list page holds r's canary object.
+func holdsCanary(list runtime.Object, r *resource) bool {
+	found := false
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		if m, err := meta.Accessor(o); err == nil && r.isCanary(m.GetNamespace(), m.GetName()) {
+			found = true
+			return errFound
+		}
+		return nil
+	})
+	return found
+}
+
+// errFound ends a walk over a list's items early.
+var errFound = errors.New("found")

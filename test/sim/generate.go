@@ -31,6 +31,7 @@ const (
 	WidenInformers = "informers" // an operator's informer of a resource beside the exporter's
 	WidenNoStart   = "nostart"   // the monitor's Start never called
 	WidenHTTP1     = "http1"     // every client on HTTP/1.1
+	WidenScopes    = "scopes"    // an operator's informers of a resource scoped to one namespace each
 )
 
 // Widened holds the dimensions random histories draw beyond the default.
@@ -115,6 +116,21 @@ func Generate(seed uint64, dur time.Duration) History {
 	s.NoStart = rng.Float64() < 0.05 && Widened[WidenNoStart]
 	// clients on HTTP/1.1 (DISABLE_HTTP2, or a proxy that downgrades)
 	s.HTTP1 = rng.Float64() < 0.25 && Widened[WidenHTTP1]
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if rng.Float64() < 0.3 && Widened[WidenScopes] && r.Namespaced {
+			// an operator's cache of the resource per namespace
+			// (controller-runtime's DefaultNamespaces): the writes',
+			// the canary's, or one nothing is written to
+			namespaces := [][]string{{LoadNamespace}, {CanaryNamespace}, {"quiet"}, {LoadNamespace, CanaryNamespace}, {LoadNamespace, "quiet"}}[rng.IntN(5)]
+			if len(r.Informers) == 0 {
+				r.Informers = []Informer{{}}
+			}
+			for _, ns := range namespaces {
+				r.Informers = append(r.Informers, Informer{Host: HostController + "-" + ns, Embedded: true, Namespace: ns})
+			}
+		}
+	}
 	return h
 }
 
@@ -195,7 +211,11 @@ func resVar(r Watched) string {
 		}
 		var ins []string
 		for _, in := range r.Informers {
-			ins = append(ins, fmt.Sprintf("{Host: %q, Embedded: %v, SlowStore: %s}", in.Host, in.Embedded, goDuration(in.SlowStore)))
+			ns := ""
+			if in.Namespace != "" {
+				ns = fmt.Sprintf(", Namespace: %q", in.Namespace)
+			}
+			ins = append(ins, fmt.Sprintf("{Host: %q, Embedded: %v, SlowStore: %s%s}", in.Host, in.Embedded, goDuration(in.SlowStore), ns))
 		}
 		return fmt.Sprintf("{ResourceSpec: %s.ResourceSpec, Space: %q, Informers: []Informer{%s}}", name, r.Space, strings.Join(ins, ", "))
 	}

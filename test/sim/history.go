@@ -160,7 +160,7 @@ func (h *History) script(w *World) {
 			op := rng.Float64()
 			ns := ""
 			if w.watched(l.Resource).Namespaced {
-				ns = "ns"
+				ns = LoadNamespace
 			}
 			c.At(at(t), func(tx *model.Tx) {
 				name := fmt.Sprintf("obj-%d", k)

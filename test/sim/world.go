@@ -30,10 +30,12 @@ import (
 // connection, which the model's balancer pins to one API server.
 const (
 	HostInformers = "informers" // the exporter's informers and their freshness reads
-	HostProbe     = "probe"     // the head probe (and an embedded informer's freshness reads)
+	HostProbe     = "probe"     // the head probe
 	HostCanary    = "canary"    // the canary's writes
 	// HostController is an operator's client: its informers, measured
-	// through Monitor.Instrument (their freshness reads ride HostProbe)
+	// through Monitor.Instrument (their freshness reads go through their
+	// own ListerWatchers); a namespaced one's host is HostController, "-"
+	// and its namespace
 	HostController = "ctrl"
 )
 
@@ -54,6 +56,10 @@ type Informer struct {
 	// digests, and what it consumed is not yet what it holds); its truth
 	// is what waits: InformerTruth.Pending.
 	SlowStore time.Duration
+	// Namespace scopes an embedded informer to one namespace ("": all), as
+	// controller-runtime's cache does with DefaultNamespaces: its list and
+	// watch, its freshness reads and its truth see that namespace only.
+	Namespace string
 }
 
 // Watched is a resource of the model and how the monitor watches it.
@@ -139,6 +145,9 @@ const (
 	CanaryNamespace = "rvsync"
 	CanaryName      = "rvsync-canary"
 )
+
+// LoadNamespace holds the objects the loads write.
+const LoadNamespace = "ns"
 
 // Scrape is one scrape of the monitor, with the model's truth at that
 // instant.
@@ -392,7 +401,10 @@ func (w *World) informer(r Watched, in Informer) (cache.SharedIndexInformer, err
 	if err != nil {
 		return nil, err
 	}
-	res := client.Resource(r.gvr())
+	var res metadata.ResourceInterface = client.Resource(r.gvr())
+	if in.Namespace != "" {
+		res = client.Resource(r.gvr()).Namespace(in.Namespace)
+	}
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return res.List(ctx, o)
@@ -453,7 +465,7 @@ func (w *World) scrape() {
 			for i, in := range r.Informers {
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
 				if in.Embedded {
-					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), stores[r.Name()][i]), s.At)
+					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), in.Namespace, stores[r.Name()][i]), s.At)
 					if v := tx.View(in.Host, r.Name()); v != nil {
 						it.Last, it.RV, it.ListedAt = v.Last, v.RV, v.ListedAt
 					}

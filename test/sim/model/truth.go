@@ -2,6 +2,7 @@ package model
 
 import (
 	"maps"
+	"strings"
 	"time"
 )
 
@@ -14,6 +15,9 @@ import (
 // everything consumed has reached the store.
 type View struct {
 	Conn, Resource string
+	// Namespace scopes the view to one namespace ("": all), as a
+	// namespaced informer's store holds only that namespace's objects.
+	Namespace string
 	// Store holds, by key, the latest write the client's store reflects
 	// (a delete too); a key it never saw is absent.
 	Store map[string]*Write
@@ -106,6 +110,9 @@ func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int, revert 
 		return fresh, 0, false
 	}
 	for key, log := range r.keys {
+		if !v.scopes(key) {
+			continue
+		}
 		held := v.Store[key]
 		for _, e := range log[position(log, held, t):] {
 			switch {
@@ -123,6 +130,11 @@ func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int, revert 
 		}
 	}
 	return fresh, missing, revert
+}
+
+// scopes reports whether the view's namespace holds key ("namespace/name").
+func (v *View) scopes(key string) bool {
+	return v.Namespace == "" || strings.HasPrefix(key, v.Namespace+"/")
 }
 
 // position returns the index after the latest entry of log (by t) that
@@ -220,10 +232,11 @@ func (tx *Tx) Waiting(host, res string) bool {
 // can read (one of PartialObjectMetadata, as a controller's cache holds):
 // held maps each key it holds to the resource version it holds it at. A
 // key it lacks is taken as holding the key's last delete, if any (a store
-// without a deleted object is right about it).
-func (tx *Tx) StoreView(res string, held map[string]string) *View {
+// without a deleted object is right about it). namespace scopes it to one
+// namespace ("": all), as the informer's list and watch are.
+func (tx *Tx) StoreView(res, namespace string, held map[string]string) *View {
 	r := tx.c.resources[res]
-	v := &View{Resource: res, Store: map[string]*Write{}}
+	v := &View{Resource: res, Namespace: namespace, Store: map[string]*Write{}}
 	if r == nil {
 		return v
 	}
