@@ -25,7 +25,15 @@
 //     HTTP/1.1 pools);
 //   - the reference of an RV space reads the etcd the canary writes to
 //     (open for a resource on its own etcd listed first);
-//   - every informer of a resource holds all its objects (open for scoped
-//     and selected caches);
+//   - every informer of a resource holds all its objects (package probe
+//     holds an informer to the canary's writes only once its scope is seen
+//     to hold the canary object; per-namespace caches are drawn by the
+//     simulation, label- and field-selected ones are open);
 //   - the monitor's Start drains the stores (open without it).
+//
+// Its tolerances (how late a bookmark may come, how many samples make a
+// restore, how long a peak counts) are named constants, each listed in
+// docs/simulation.md, "The proof's tolerances", with the kube-apiserver,
+// etcd or client-go behaviour it derives from and the tests that pin it;
+// TestTolerancesDocumented keeps the table and the constants in step.
 package proof

@@ -122,8 +122,14 @@ const (
 	// after the bookmark it was meant for, and still shows whether the
 	// next delivery reached its head.
 	FreshenTimeout = 30 * time.Second
-	proofMemory    = 30 * time.Minute // how long a sawtooth peak counts
-	maxPeaks       = 16
+	// proofMemory is how long a healthy sawtooth's peak counts toward a
+	// learned proof period: etcd's progress notifications (every 10
+	// minutes by default) decide a quiet cache's sawtooth without
+	// freshness reads, so it holds three of theirs.
+	proofMemory = 30 * time.Minute
+	// maxPeaks is how many peaks are kept: a memory bound, 16 minutes of
+	// one-minute bookmarks.
+	maxPeaks = 16
 	// DispatchSlack is how long after a consistent read answers a bookmark
 	// below its head may still come from a watch cache that caught up:
 	// kube-apiserver's cacher sends bookmarks at the revision its
@@ -134,6 +140,24 @@ const (
 	// AheadAfter is how many samples (or writes) after an RV arrived must
 	// contradict it before it is of another history.
 	AheadAfter = 2
+	// recentProofSlack is how much later than the freshness read's lead
+	// and two probe intervals a timely bookmark may prove its instant
+	// (recentProof): the bookmark's lateness behind its schedule
+	// (kube-apiserver's cacher sends bookmarks on a dispatch tick of 1 s,
+	// jittered to 1.25 s), its way over the wire and through the
+	// informer's queue.
+	recentProofSlack = 5 * time.Second
+	// proofPeriodSlack is how much staler than a bookmark period, the
+	// freshness read's lead and a jittered probe interval a healthy quiet
+	// store gets before a bookmark proves it fresh (proofPeriod): the same
+	// lateness of the bookmark as recentProofSlack's.
+	proofPeriodSlack = 5 * time.Second
+	// outageSlack is how much farther apart than two probe intervals the
+	// head samples around a commit may be before the probes count as
+	// failing and the commit's time as unknown (DeliveryLag): the answers
+	// of the samples themselves (a consistent read waits up to 3 s for
+	// kube-apiserver's watch cache before etcd serves it).
+	outageSlack = 5 * time.Second
 )
 
 // MarkOpaque records a resource version that is not an integer: no RV math
@@ -378,8 +402,8 @@ func (p *Proof) ApplyBookmark(rv uint64, received time.Time, env Env) {
 }
 
 // recentProof is how old the instant a timely bookmark proves is, at most:
-// the freshness read's lead, two probe intervals, and slack.
-func recentProof(env Env) time.Duration { return FreshenLead + 2*env.ProbeInterval + 5*time.Second }
+// the freshness read's lead, two probe intervals, and recentProofSlack.
+func recentProof(env Env) time.Duration { return FreshenLead + 2*env.ProbeInterval + recentProofSlack }
 
 // Read records a consistent read of the informer's resource on its own
 // connection, answered at recv with head: the next bookmark must carry at
@@ -604,14 +628,14 @@ func (p *Proof) Snapshot(env Env) Values {
 // bookmark proves it fresh again. With freshness reads on its own
 // connection, a bookmark proves the store fresh as of the read before it,
 // so the period follows from the server's: a bookmark period, the read's
-// lead, a probe interval and its jitter, and a few seconds of slack (a
+// lead, a probe interval and its jitter, and proofPeriodSlack (a
 // bookmark the server skipped because its cache did not move left nothing
 // to prove: the head samples prove such a store fresh).
 // Otherwise it is learned: the highest healthy peak of the last 30
 // minutes (0 when only events proved freshness).
 func (p *Proof) proofPeriod(env Env) time.Duration {
 	if env.OwnReads && env.Watch.Bookmarks() {
-		return env.Watch.Period() + FreshenLead + env.ProbeInterval*11/10 + 5*time.Second
+		return env.Watch.Period() + FreshenLead + env.ProbeInterval*11/10 + proofPeriodSlack
 	}
 	var d time.Duration
 	for _, pk := range p.peaks {
@@ -640,7 +664,7 @@ func minTime(a, b time.Time) time.Time {
 // the probes were failing) — say so, do not record 0; ok is false when the
 // space has no head at all.
 func DeliveryLag(sp *Space, rv uint64, now time.Time, probeInterval time.Duration) (lag time.Duration, bounded, ok bool) {
-	outage := 2*probeInterval + 5*time.Second
+	outage := 2*probeInterval + outageSlack
 	if bound, after, found := sp.Timeline.CommitBound(rv); found {
 		if after.IsZero() || bound.Sub(after) <= outage {
 			return max(0, now.Sub(bound)), true, true

@@ -80,7 +80,7 @@ type Space struct {
 		recv time.Time
 		head uint64
 	}
-	writes  [32]write // the latest writes, a ring
+	writes  [maxWrites]write // the latest writes, a ring
 	nWrites int
 	// endedWrites: for the latest epochs that ended, their writes still
 	// in the ring when they ended (what bounds what their reads proved,
@@ -124,6 +124,12 @@ type contradiction struct {
 	ref, src uint64
 }
 
+// maxWrites is how many of the latest writes a space keeps to judge
+// whether an RV shares etcd's history: the canary's, one each 10 s by
+// default, about five minutes of them (an ended epoch keeps its own, see
+// maxEndedEpochs).
+const maxWrites = 32
+
 // maxEndedEpochs is how many ended epochs keep their writes.
 const maxEndedEpochs = 8
 
@@ -143,7 +149,18 @@ func NewSpace(capacity int, base time.Time, interval time.Duration) *Space {
 
 // UnknownAfter is how old the latest head probe may get before the head is
 // unknown: a few missed probes, never less than 15s.
-func (s *Space) UnknownAfter() time.Duration { return max(3*s.interval, 15*time.Second) }
+func (s *Space) UnknownAfter() time.Duration {
+	return max(unknownAfterProbes*s.interval, minUnknownAfter)
+}
+
+// The head is unknown once the latest head probe that answered is older
+// than unknownAfterProbes probe intervals and than minUnknownAfter: one
+// probe may wait out its timeout (the probe interval, at least 5 s) and
+// the next still answer in time.
+const (
+	unknownAfterProbes = 3
+	minUnknownAfter    = 15 * time.Second
+)
 
 // AddSource adds a source (once); the first becomes the reference.
 func (s *Space) AddSource(id int32) {

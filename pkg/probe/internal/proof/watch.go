@@ -38,7 +38,7 @@ type Watch struct {
 	clock       time.Time
 	bookmarkRef time.Time // when the server sent the latest bookmark (see sentAt), or the watch's start
 	received    time.Time // when the latest bookmark arrived, or the watch's start
-	periods     [5]time.Duration
+	periods     [maxPeriods]time.Duration
 	nPeriods    int
 	bookmarks   bool      // a bookmark ever arrived
 	heard       bool      // the current watch session had a bookmark
@@ -59,7 +59,7 @@ type Watch struct {
 	// that ended without a bookmark while none ever arrived: evidence that
 	// the server sends none
 	bookmarkless int
-	sessions     [3]time.Duration
+	sessions     [maxSessions]time.Duration
 	nSessions    int
 	stallEnded   time.Time // when a sign of life ended the latest silence longer than the cadence allows
 	broken       time.Time // when the latest watch session ended before its timeout (broken, or ended by an error)
@@ -69,7 +69,12 @@ type Watch struct {
 const (
 	// DefaultBookmarkPeriod is kube-apiserver's watch bookmark period.
 	DefaultBookmarkPeriod = time.Minute
-	maxCadence            = 10 * time.Minute
+	// maxCadence is the longest cadence a watch is granted: the longest
+	// watch client-go's reflector asks for (a timeout drawn from 5 to 10
+	// minutes) ends within it, and a quiet watch cache that only etcd's
+	// progress notifications move (every 10 minutes by default) moves
+	// within it.
+	maxCadence = 10 * time.Minute
 	// bookmarkTick is how late a bookmark may come on its own: the
 	// cacher's 1s dispatch tick and a moment on the wire.
 	bookmarkTick = 2 * time.Second
@@ -81,6 +86,15 @@ const (
 	// kube-apiserver sends it a last bookmark (k8s.io/apiserver's
 	// cacheWatcher.nextBookmarkTime).
 	PreTimeoutBookmarkLead = 2 * time.Second
+	// maxPeriods is how many of the latest intervals between bookmarks
+	// give the period (their shortest) and the cadence (their median): the
+	// server skips a bookmark when its cache did not move, so one interval
+	// may be a multiple of the period.
+	maxPeriods = 5
+	// maxSessions is how many of the latest watch sessions give the
+	// cadence of a watch without bookmarks (their longest): client-go's
+	// reflector draws each session's timeout anew.
+	maxSessions = 3
 )
 
 // Relist reasons (the catalog's values).
