@@ -48,10 +48,10 @@ func (c *Checker) unseenRestoreLearned(now time.Time) bool {
 // every informer on HTTP/1.1 behind several API servers, and every one
 // with the reads off learn the stuck sawtooth as healthy and keep it for
 // the proof period's memory (30 min) after the cache moves again.
-// docs/simulation.md: freshness proof period, "waived for 30 min after a
-// stuck watch cache an informer without reads of its own could not tell".
+// docs/simulation.md: freshness proof period, "for 30 min after a stuck
+// watch cache".
 func (c *Checker) stuckLearned(v *resourceAt) bool {
-	blind := c.h.Setup.NoFreshnessReads || c.h.Setup.HTTP1 && c.h.Setup.Servers > 1
+	blind := c.readsElsewhere()
 	for _, in := range v.r.Informers {
 		blind = blind || in.Embedded
 	}

@@ -191,8 +191,7 @@ func (c *Checker) readsFailed(now time.Time, window time.Duration) bool {
 // healthy, "freshness reads off, or on HTTP/1.1 behind several API
 // servers, and etcd's progress notifications rarer than a minute".
 func (c *Checker) sawtoothBounded() bool {
-	pooled := c.h.Setup.HTTP1 && c.h.Setup.Servers > 1
-	if !c.h.Setup.NoFreshnessReads && !pooled {
+	if !c.readsElsewhere() {
 		return true
 	}
 	for _, e := range c.h.Setup.Etcds {
@@ -233,4 +232,12 @@ func (c *Checker) canaryBlockedThrough(from, now time.Time) bool {
 // holds.
 func afterLoss(v *resourceAt) bool {
 	return v.lostHistory || v.lostLately || v.listedInLoss
+}
+
+// readsElsewhere reports whether the exporter's freshness reads may not
+// reach the API server of the watch they are for: they are off, or on
+// HTTP/1.1 behind several API servers (each pooled connection may land on
+// another).
+func (c *Checker) readsElsewhere() bool {
+	return c.h.Setup.NoFreshnessReads || c.h.Setup.HTTP1 && c.h.Setup.Servers > 1
 }
