@@ -533,6 +533,15 @@ var corpus = []struct {
 		},
 	},
 	{
+		caught: "a stuck watch cache beside an operator's informer scoped to an empty namespace: the informer cannot tell the stuck cache's bookmarks at its old RV from a quiet cache's (its reads are not known to reach its server) and learned the stuck sawtooth, 174 s, as its proof period for 30 min (found by -sim.widen=scopes on seeds 1-600, seed 14; also seeds 29, 61, and 900331 of the informers dimension); no client could tell: waived and stated (stuckLearned), kept so the waiver stays exact",
+		h: History{Seed: 14, Duration: 37 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}}}, resWidgets}},
+			Loads:  []Load{{Resource: "widgets.example.com", Start: 0, End: 37 * time.Minute, Rate: 0.05, Keys: 5}},
+			Faults: []Fault{{Kind: "slow", Start: 192 * time.Second, Dur: 6 * time.Minute, Host: "probe", Latency: 20 * time.Second}, {Kind: "slow", Start: 838 * time.Second, Dur: 6 * time.Minute, Host: "probe", Latency: 2 * time.Second}, {Kind: "stuck", Start: 932 * time.Second, Dur: 2 * time.Minute, Resource: "configmaps"}},
+		},
+	},
+	{
 		caught: "scoped informers and a restore: widgets idle with an operator's informers scoped to the loads' namespace and the canary's, the main etcd restored 5,000 revisions back: widgets said head_unknown 5 min after the restore ended (found by -sim.widen=scopes on seeds 1-600, seed 461, shrunk; not triaged yet)",
 		lie:    "widgets.example.com", lieRule: "not recovered",
 		h: History{Seed: 461, Duration: 33 * time.Minute, Background: 10,
