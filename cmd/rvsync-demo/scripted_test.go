@@ -136,35 +136,14 @@ func (r *demoRun) cleanup() {
 	// outlasts its stop timeout and returns, and on a loaded machine the
 	// kill takes a moment (CI's gate once found kube-apiserver alive just
 	// after the demo exited); one alive a minute later outlived the demo
-	left := processesUnder(r.tmp)
-	for deadline := time.Now().Add(time.Minute); len(left) > 0 && time.Now().Before(deadline); left = processesUnder(r.tmp) {
+	left, _ := testenv.Naming(r.tmp)
+	for deadline := time.Now().Add(time.Minute); len(left) > 0 && time.Now().Before(deadline); left, _ = testenv.Naming(r.tmp) {
 		time.Sleep(200 * time.Millisecond) // polling /proc
 	}
-	for _, pid := range left {
-		r.t.Errorf("process %d outlived the demo by a minute: %s", pid, cmdline(pid))
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	for _, p := range left {
+		r.t.Errorf("process %s outlived the demo by a minute", p)
+		_ = p.Kill()
 	}
-}
-
-// processesUnder returns the processes whose command line names dir.
-func processesUnder(dir string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if strings.Contains(cmdline(pid), dir) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-func cmdline(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return strings.ReplaceAll(string(b), "\x00", " ")
 }
 
 // row is a resource's row of a table the demo printed.

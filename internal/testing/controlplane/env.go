@@ -53,6 +53,10 @@ type Env struct {
 	// HA is the API servers and their balancer when Options.APIServers > 1,
 	// else nil.
 	HA *HA
+	// dir holds the data of envtest's etcd and kube-apiserver's
+	// certificates, so that every process a start ran names it (see
+	// sweep); Stop removes it.
+	dir string
 	// etcdDir holds the data of the cluster members envtest does not run.
 	etcdDir string
 	// logDir holds the processes' output when the caller gave no
@@ -106,6 +110,10 @@ func Start(opts Options) (*Env, error) {
 // this machine: a start takes seconds, a dozen of them a few minutes.
 const startLockWait = 15 * time.Minute
 
+// startTimeout bounds each start of etcd and of kube-apiserver that
+// envtest tries; tests of a start that fails shorten it.
+var startTimeout = 2 * time.Minute
+
 // errStart marks a control plane whose processes did not start (worth
 // another try on new ports), as opposed to a missing binary or directory.
 var errStart = errors.New("start control plane")
@@ -123,15 +131,31 @@ func start(opts Options) (*Env, error) {
 			return nil, err
 		}
 	}
+	dir, err := os.MkdirTemp("", "rvsync-controlplane-run-")
+	if err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
-			APIServer: &envtest.APIServer{Path: apiserver, StartTimeout: 2 * time.Minute, StopTimeout: time.Minute},
-			Etcd:      &envtest.Etcd{Path: etcd, StartTimeout: time.Minute, StopTimeout: time.Minute},
+			APIServer: &envtest.APIServer{Path: apiserver, CertDir: filepath.Join(dir, "kube-apiserver")},
+			Etcd:      &envtest.Etcd{Path: etcd, DataDir: filepath.Join(dir, "etcd")},
 		},
+		// envtest gives these to etcd and kube-apiserver, over their own
+		// (it defaults them to 20 s): a kube-apiserver starting on a
+		// loaded 2-core machine takes longer, and each start it missed
+		// was a failure retried on the same ports
+		ControlPlaneStartTimeout: startTimeout,
+		ControlPlaneStopTimeout:  time.Minute,
 	}
-	e := &Env{Environment: env}
+	e := &Env{Environment: env, dir: dir}
 	if own {
 		e.logDir = opts.LogDir
+	}
+	for _, d := range []string{env.ControlPlane.APIServer.CertDir, env.ControlPlane.Etcd.DataDir} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
 	}
 	f, err := e.logFile(opts.LogDir, "kube-apiserver")
 	if err != nil {
@@ -183,7 +207,13 @@ func start(opts Options) (*Env, error) {
 	cfg, err := env.Start()
 	if err != nil {
 		out := process.Tail(filepath.Join(opts.LogDir, "kube-apiserver.log"), 8)
+		// every process of the failed start ends now: envtest's Stop
+		// below then finds its own ended and removes their directories
+		serr := e.sweep()
 		_ = e.Stop()
+		if serr != nil {
+			return nil, fmt.Errorf("%w: %w; kube-apiserver's last output:\n%s\n%w", errStart, err, out, serr)
+		}
 		return nil, fmt.Errorf("%w: %w; kube-apiserver's last output:\n%s", errStart, err, out)
 	}
 	e.Config = cfg
@@ -224,11 +254,34 @@ func (e *Env) Stop() error {
 	if e.etcdDir != "" {
 		errs = append(errs, os.RemoveAll(e.etcdDir))
 	}
+	if e.dir != "" {
+		errs = append(errs, os.RemoveAll(e.dir))
+	}
 	for _, f := range e.logs {
 		errs = append(errs, f.Close())
 	}
 	if e.logDir != "" {
 		errs = append(errs, os.RemoveAll(e.logDir))
+	}
+	return errors.Join(errs...)
+}
+
+// sweep kills what a failed start left running. envtest retries a start
+// that failed five times on the same ports, and forgets a kube-apiserver
+// that missed its start timeout after one SIGTERM: under load one that
+// took longer than that to end outlived its control plane (the gate's demo
+// test found it alive a minute after the demo had exited). Every process
+// of the start names e.dir in its arguments; none of them is wanted now.
+func (e *Env) sweep() error {
+	left, err := process.Naming(e.dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range left {
+		if err := p.Kill(); err != nil {
+			errs = append(errs, fmt.Errorf("a process of the failed start: %s: %w", p, err))
+		}
 	}
 	return errors.Join(errs...)
 }

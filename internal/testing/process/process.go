@@ -36,13 +36,36 @@ type Process struct {
 // FindProcess returns the running process whose executable is path and
 // whose arguments include arg, e.g. etcd with "--data-dir=/tmp/x".
 func FindProcess(path, arg string) (*Process, error) {
+	found, err := running(func(argv []string) bool { return argv[0] == path && slices.Contains(argv[1:], arg) })
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("no running %s with argument %s", filepath.Base(path), arg)
+	}
+	return found[0], nil
+}
+
+// Naming returns the running processes (this one aside) one of whose
+// arguments contains s, e.g. every process of a control plane by the
+// directory that holds its data and certificates.
+func Naming(s string) ([]*Process, error) {
+	return running(func(argv []string) bool {
+		return slices.ContainsFunc(argv[1:], func(a string) bool { return strings.Contains(a, s) })
+	})
+}
+
+// running returns the running processes whose command line matches, in
+// the order of their pids.
+func running(match func(argv []string) bool) ([]*Process, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
 	}
+	var found []*Process
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
 		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
@@ -50,11 +73,16 @@ func FindProcess(path, arg string) (*Process, error) {
 			continue
 		}
 		argv := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
-		if argv[0] == path && slices.Contains(argv[1:], arg) {
-			return &Process{Path: path, Args: argv[1:], pid: pid}, nil
+		if match(argv) {
+			found = append(found, &Process{Path: argv[0], Args: argv[1:], pid: pid})
 		}
 	}
-	return nil, fmt.Errorf("no running %s with argument %s", filepath.Base(path), arg)
+	return found, nil
+}
+
+// String is the process' pid and command line.
+func (p *Process) String() string {
+	return fmt.Sprintf("%d: %s", p.pid, strings.Join(append([]string{p.Path}, p.Args...), " "))
 }
 
 // PID is the process id, 0 before Start.

@@ -22,6 +22,7 @@ var ErrExited = process.ErrExited
 
 var (
 	FindProcess = process.FindProcess
+	Naming      = process.Naming
 	Poll        = process.Poll
 	GetOK       = process.GetOK
 	FreeAddr    = process.FreeAddr
