@@ -23,7 +23,9 @@ import (
 //     is lower too, the store went back (etcd restored from a backup: both
 //     sources agree); if not, that source reads another etcd (a lower one);
 //   - the reference itself going lower is a restore once it stays lower
-//     for settleAfter samples, or another source agrees;
+//     for settleAfter samples, or another source agrees, or it answered
+//     higher itself before (a resource lives on one etcd: its consistent
+//     reads never go back within a history);
 //   - a source that answers with a resource version that is not an integer
 //     (an extension API server) is foreign to a space of integers, unless
 //     it is the reference: then the space is opaque.
@@ -52,6 +54,13 @@ type Space struct {
 
 	suspect *held          // the reference's lower sample, not yet settled
 	low     map[int32]held // other sources' lower samples, not yet settled
+	// own: each source's highest sample of the current history. A
+	// resource lives on one etcd and every sample is a consistent read:
+	// one below a sample of the same source answered before it was sent
+	// is that etcd going back, whoever answered the head in between (after
+	// the reference failed over, a new reference reads lower than the
+	// head of the old: another etcd, or a restore; its own reads tell)
+	own map[int32]held
 	// above: other sources' latest samples above the head, taken
 	// provisionally until the reference, asked after them, says
 	above   map[int32]held
@@ -144,7 +153,7 @@ const refFailover = 3
 // NewSpace returns a space whose timeline holds capacity runs, probed
 // every interval.
 func NewSpace(capacity int, base time.Time, interval time.Duration) *Space {
-	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, above: map[int32]held{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
+	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, own: map[int32]held{}, above: map[int32]held{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
 }
 
 // UnknownAfter is how old the latest head probe may get before the head is
@@ -192,6 +201,7 @@ func (s *Space) Anchor(id int32) bool {
 func (s *Space) RemoveSource(id int32) {
 	s.sources = slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })
 	delete(s.low, id)
+	delete(s.own, id)
 	delete(s.above, id)
 	delete(s.backoff, id)
 	delete(s.contradicted, id)
@@ -269,6 +279,9 @@ func (s *Space) Sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 	v := s.sample(id, rv, integer, sent, recv, probe)
 	if !integer {
 		return v
+	}
+	if o, ok := s.own[id]; !ok || rv > o.rv {
+		s.own[id] = held{rv: rv, sent: sent, recv: recv}
 	}
 	if probe && (v.Accepted || id == ref) {
 		if !s.lastProbe.IsZero() && sent.Sub(s.lastProbe) > s.UnknownAfter() {
@@ -376,7 +389,9 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 			s.suspect = &held{rv: rv, sent: sent, recv: recv}
 		}
 		s.suspect.samples++
-		agreed := false
+		// the reference's own earlier read, above this one: its etcd went back
+		o, ok := s.own[id]
+		agreed := ok && rv < o.rv && o.recv.Before(sent)
 		for src, l := range s.low {
 			if l.rv <= latest {
 				agreed = true
@@ -491,6 +506,7 @@ func (s *Space) forgetReads() {
 	s.Timeline.Reset()
 	s.suspect = nil
 	clear(s.low)
+	clear(s.own)
 	clear(s.above)
 	s.refHead, s.refOK = 0, false
 }

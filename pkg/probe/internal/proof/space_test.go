@@ -218,6 +218,48 @@ func TestTheHeadAfterAFailover(t *testing.T) {
 	}
 }
 
+// A restore while the reference's probe fails: the reference fails over
+// to another resource, whose first answers are below the old reference's
+// head. That alone may be another etcd (a margin of settleAfter samples
+// waits for it to say), but the new reference had answered higher itself
+// before: one resource's consistent reads never go back within a
+// history, so its etcd went back. The margin let a restore 100 revisions
+// back pass unseen: the new history climbed past the old head within two
+// samples, and a watch resumed above the lost writes missed them
+// (simulation seed 232487: staleness 3.6 s while the cache lacked 9
+// changes, the oldest 44 s old).
+func TestANewReferenceBelowItsOwnEarlierReadIsARestore(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	sp.AddSource(1)
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(1900+10*i), true, at, at, true)
+	}
+	sp.Sample(1, 1995, true, sec(52), sec(52), false) // a freshness read of the other resource
+	sp.Sample(0, 2010, true, sec(55), sec(55), true)
+	for i := 0; i < refFailover; i++ { // etcd restored: the reference's probe is refused
+		sp.Failed(0)
+	}
+	v := sp.Sample(1, 1964, true, sec(80), sec(80), true)
+	if !v.Regressed || v.Known {
+		t.Fatalf("verdict %+v: a new reference below its own earlier read (1964 < 1995) is a restore", v)
+	}
+
+	// without a read of its own above, one lower sample of a new reference
+	// is not yet a restore: it may read another etcd
+	sp = NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	sp.AddSource(1)
+	sp.Sample(0, 2010, true, sec(55), sec(55), true)
+	for i := 0; i < refFailover; i++ {
+		sp.Failed(0)
+	}
+	if v := sp.Sample(1, 1964, true, sec(80), sec(80), true); v.Regressed {
+		t.Errorf("verdict %+v: one lower sample of a new reference with no read of its own before counted a restore", v)
+	}
+}
+
 // After a restore, the reads may go back first to a watch cache frozen in
 // the lost history (below the head before, above etcd's), then to etcd's
 // revision: one loss, counted once. The second fall was counted as a new
