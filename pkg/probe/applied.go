@@ -123,7 +123,7 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 		if d.List {
 			in.proof.ApplyList(d.ListRV, d.ListBegan, d.Consistent, env)
 			if canary != nil {
-				if sent, ok := canary.covered(in, d.ListRV, now); ok {
+				if sent, ok := canary.covered(in, d.ListRV, 0, now); ok {
 					in.proof.Canary(sent, env)
 				}
 			}
@@ -137,14 +137,14 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 			o.lag, o.bounded, o.ok = proof.DeliveryLag(sp.core, d.RV, now, r.interval)
 			o.rv = d.RV
 			if d.Canary && canary != nil {
-				if sent, ok := canary.delivered(in, d.RV, now); ok {
+				if sent, ok := canary.delivered(in, d.RV, d.Stamp, now); ok {
 					in.proof.Canary(sent, env)
 				}
 			}
 		case proof.Bookmark:
 			in.proof.ApplyBookmark(d.RV, d.At, env)
 			if d.Canary && canary != nil { // a batch whose canary event came before its last bookmark
-				if sent, ok := canary.covered(in, d.RV, now); ok {
+				if sent, ok := canary.covered(in, d.RV, d.Stamp, now); ok {
 					in.proof.Canary(sent, env)
 				}
 			}

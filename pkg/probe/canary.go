@@ -28,6 +28,16 @@ import (
 // custom resource.
 const heartbeatAnnotation = "rvsync.io/heartbeat"
 
+// heartbeatOf reads a heartbeat annotation's value: when the write that
+// set it was sent, UnixNano; 0 when it is not one.
+func heartbeatOf(v string) int64 {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
 // CanaryOptions configure one canary writer.
 type CanaryOptions struct {
 	// GVR and Kind of the canary object; default a ConfigMap. The resource
@@ -83,6 +93,12 @@ type canaryState struct {
 	reached       map[*informer]uint64 // the highest canary RV each informer's store holds
 	expired       uint64               // the highest RV of a write no informer delivered by the deadline
 	lastDelivered time.Time
+	// since: when the current history began for the canary (the latest
+	// loss was proven, by a head that went back or a write below). A
+	// canary event whose heartbeat is older carries a write sent before:
+	// maybe of the history left behind (an informer's connection frozen
+	// across a restore delivers it late), so it proves nothing of this one.
+	since time.Time
 }
 
 type canaryWrite struct {
@@ -130,6 +146,7 @@ func (c *canaryState) wroteFrom(rv uint64, sent time.Time, held map[*informer]ui
 	defer c.mu.Unlock()
 	if rv < c.written || rv < c.seenRV && c.seenAt.Before(sent) {
 		c.forgetLocked(rv)
+		c.since = maxTime(c.since, sent)
 		historyLost = true
 	}
 	prev := c.written
@@ -150,10 +167,12 @@ func (c *canaryState) wroteFrom(rv uint64, sent time.Time, held map[*informer]ui
 	return historyLost
 }
 
-// reset forgets the RVs of a history the store no longer has.
-func (c *canaryState) reset() {
+// reset forgets the RVs of a history the store no longer has, whose loss
+// was proven at at.
+func (c *canaryState) reset(at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.since = maxTime(c.since, at)
 	c.written, c.seenRV, c.seenAt, c.seenBy, c.recent, c.proofs, c.reached, c.expired = 0, 0, time.Time{}, nil, nil, nil, nil, 0
 }
 
@@ -173,11 +192,17 @@ func (c *canaryState) forgetLocked(rv uint64) {
 }
 
 // delivered records that informer in applied the canary object at rv to
-// its store at now. Every write at or below rv reached it by then (watch
-// order); it returns the latest send time among them, or false if none.
-func (c *canaryState) delivered(in *informer, rv uint64, now time.Time) (sent time.Time, ok bool) {
+// its store at now, carrying the write sent at stamp (its heartbeat,
+// UnixNano; 0: unknown). Every write at or below rv reached it by then
+// (watch order); it returns the latest send time among them, or false if
+// none. An event of a write sent before the current history began proves
+// nothing of it (see since).
+func (c *canaryState) delivered(in *informer, rv uint64, stamp int64, now time.Time) (sent time.Time, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.before(stamp) {
+		return time.Time{}, false
+	}
 	switch {
 	case rv > c.seenRV:
 		c.seenRV, c.seenAt, c.seenBy = rv, now, []*informer{in}
@@ -189,11 +214,22 @@ func (c *canaryState) delivered(in *informer, rv uint64, now time.Time) (sent ti
 
 // covered records that informer in's store holds the canary object as of
 // rv (a list, or a batch of deltas, at rv reached it): every write up to rv
-// reached it, if not as its own event.
-func (c *canaryState) covered(in *informer, rv uint64, now time.Time) (sent time.Time, ok bool) {
+// reached it, if not as its own event. stamp is the heartbeat of the
+// batch's latest canary event (0: unknown, or a list): a batch carrying a
+// write sent before the current history began proves nothing of it.
+func (c *canaryState) covered(in *informer, rv uint64, stamp int64, now time.Time) (sent time.Time, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.before(stamp) {
+		return time.Time{}, false
+	}
 	return c.coveredLocked(in, rv, now)
+}
+
+// before reports whether heartbeat stamp names a write sent before the
+// current history began.
+func (c *canaryState) before(stamp int64) bool {
+	return stamp != 0 && !c.since.IsZero() && stamp < c.since.UnixNano()
 }
 
 func (c *canaryState) coveredLocked(in *informer, rv uint64, now time.Time) (sent time.Time, ok bool) {
@@ -403,7 +439,7 @@ func (c *Canary) beat(ctx context.Context) {
 	}
 	if lost {
 		warn(sp.log, "a write landed below resource versions already seen: the store's history went back (etcd restored?); history reset")
-		c.m.regressed(sp)
+		c.m.regressed(sp, now)
 	}
 }
 

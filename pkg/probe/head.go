@@ -233,17 +233,17 @@ func (m *Monitor) settle(sp *space, v proof.Verdict) {
 		sp.log.Info("head resource version went back again, to etcd's history after a loss counted before; history reset")
 	case v.Regressed:
 		warn(sp.log, "head resource version went backwards (etcd restored?); history reset")
-		m.regressed(sp)
+		m.regressed(sp, m.opts.Clock.Now())
 	}
 }
 
 // regressed counts a regression of every resource of sp and forgets what
 // their canaries saw of the lost history.
-func (m *Monitor) regressed(sp *space) {
+func (m *Monitor) regressed(sp *space, at time.Time) {
 	for _, r := range sp.resourceList() {
 		r.regressions.Inc()
 		if c := r.canary.Load(); c != nil {
-			c.reset()
+			c.reset(at)
 		}
 	}
 }

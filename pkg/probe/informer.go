@@ -215,9 +215,12 @@ func (in *informer) received(obj metav1.Object, now time.Time, event bool) (queu
 	switch k, digested := obj.(*keyObject); {
 	case !event:
 	case digested: // digested on the wire, once (metaLW)
-		d.Kind, d.Key, d.Canary = proof.Event, k.digest.hash(), k.canary
+		d.Kind, d.Key, d.Canary, d.Stamp = proof.Event, k.digest.hash(), k.canary, k.stamp
 	default:
 		d.Kind, d.Key, d.Canary = proof.Event, keyHash(obj.GetNamespace(), obj.GetName()), in.res.isCanary(obj.GetNamespace(), obj.GetName())
+		if d.Canary {
+			d.Stamp = heartbeatOf(obj.GetAnnotations()[heartbeatAnnotation])
+		}
 	}
 	if d.Canary && !in.seesCanary.Load() {
 		in.seesCanary.Store(true)

@@ -71,7 +71,8 @@ func storeKeyHash(key string) uint64 {
 
 // keyObject is what a key informer knows of an object: the digest of its
 // key, its resource version (rv; 0: not an integer) as sent, and whether it
-// is the canary; for a bookmark, whether it ends a watch-list's initial
+// is the canary (with its heartbeat: when the write it carries was sent);
+// for a bookmark, whether it ends a watch-list's initial
 // events. It implements runtime.Object and metav1.Object so that client-go's
 // reflector and key functions read it (its name is its digest, it has no
 // namespace); everything else is empty, and setters do nothing. It is never
@@ -80,7 +81,8 @@ type keyObject struct {
 	digest  digest
 	rv      uint64
 	canary  bool
-	initEnd bool // a bookmark with k8s.io/initial-events-end: "true"
+	stamp   int64 // the canary's heartbeat, UnixNano; 0: none
+	initEnd bool  // a bookmark with k8s.io/initial-events-end: "true"
 	rvLen   uint8
 	rvText  [20]byte // the resource version as sent, when it fits
 	rvLong  string   // or else

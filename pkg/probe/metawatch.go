@@ -287,7 +287,7 @@ func (lw *metaLW) WatchWithContext(ctx context.Context, options metav1.ListOptio
 	}
 	w := &metaWatch{
 		lw: lw, body: resp.Body, cancel: cancel,
-		dec: wire.NewWatchDecoder(resp.Body, format, wire.Fields{}),
+		dec: wire.NewWatchDecoder(resp.Body, format, wire.Fields{Annotation: heartbeatAnnotation}),
 		out: make(chan watch.Event), done: make(chan struct{}),
 	}
 	if options.SendInitialEvents != nil && *options.SendInitialEvents {
@@ -433,6 +433,9 @@ func (w *metaWatch) event() (watch.Event, error) {
 	} else {
 		k = newKeyObject(digestOf(m.Namespace, m.Name), m.ResourceVersion)
 		k.canary = w.lw.canary != nil && w.lw.canary(unsafeString(m.Namespace), unsafeString(m.Name))
+		if k.canary {
+			k.stamp = heartbeatOf(unsafeString(m.Annotation))
+		}
 	}
 	return watch.Event{Type: t, Object: k}, nil
 }

@@ -574,7 +574,7 @@ func TestCanaryAfterRestore(t *testing.T) {
 	c, h, _ := newCanaryState()
 	in := &informer{}
 	c.wrote(2000, sec(0))
-	c.delivered(in, 2000, sec(0.1))
+	c.delivered(in, 2000, 0, sec(0.1))
 	// etcd restored from an hour-old backup: writes now return lower RVs
 	if lost := c.wrote(1500, sec(10)); !lost {
 		t.Errorf("a write after the restore: history lost %v; want true", lost)
@@ -582,7 +582,7 @@ func TestCanaryAfterRestore(t *testing.T) {
 	if n, _ := histogram(t, h); n != 1 {
 		t.Errorf("%d deliveries; want only the one before the restore", n)
 	}
-	if _, ok := c.delivered(in, 1500, sec(12)); !ok {
+	if _, ok := c.delivered(in, 1500, 0, sec(12)); !ok {
 		t.Error("the delivery of the post-restore write was not matched")
 	}
 }
@@ -649,7 +649,7 @@ func TestStaleWatchCacheAfterARestoreIsCaughtByWrites(t *testing.T) {
 		sp.mu.Lock()
 		if sp.core.Write(w.write(), sec(s+1), false) { // the canary's write lands in the restored history
 			sp.mu.Unlock()
-			w.mon.regressed(sp)
+			w.mon.regressed(sp, w.clock.Now())
 		} else {
 			sp.mu.Unlock()
 		}

@@ -580,8 +580,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "the exporter's informers frozen 6 min, etcd restored 50,000 revisions back meanwhile: the head probe counted the restore (13:45), then the informers' connection thawed and delivered the canary's events of the lost history, above every write of the new one; the canary's next write, below that sighting, counted the same restore again: 2 regressions for 1 restore (found by seeds 310001-313000 on 6 December, seed 312074, shrunk; not fixed yet: a sighting delivered after a reset may be of the history the reset left, and only the object's heartbeat annotation, which names the write it is, can tell)",
-		lie:    "configmaps|deployments.apps", lieRule: "regression without restore",
+		caught: "the exporter's informers frozen 6 min, etcd restored 50,000 revisions back meanwhile: the head probe counted the restore (13:45), then the informers' connection thawed and delivered the canary's events of the lost history, above every write of the new one; the canary's next write, below that sighting, counted the same restore again: 2 regressions for 1 restore (found by seeds 310001-313000 on 6 December, seed 312074, shrunk; fixed: a canary event whose heartbeat names a write sent before the loss was proven proves nothing of the new history, canaryState.since)",
 		h: History{Seed: 312074, Duration: 18 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, ListLatency: 2 * time.Second,
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
@@ -589,7 +588,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "no fault: widgets idle beside configmaps written once a minute on average, one API server, etcd's 10-minute progress notify, no canary: a configmaps write moved the head to 1050 while widgets' store held 1049 and missed nothing, and widgets showed RV lag 1 for the 45 s until its next freshness read (its watch's bookmark was overdue then); found by seeds 310001-313000 on 6 December, seed 312665, shrunk; not triaged yet",
+		caught: "no fault: widgets idle beside configmaps written once a minute on average, one API server, etcd's 10-minute progress notify, no canary: a configmaps write moved the head to 1050 while widgets' store held 1049 and missed nothing, and widgets showed RV lag 1 for the 45 s until its next freshness read; found by seeds 310001-313000 on 6 December, seed 312665, shrunk; not fixed yet. Why: the watch session opened at 1049 and etcd did not move, so no read could move its cache past the watch's start and the server skipped its bookmarks (as kube-apiserver does); with freshness reads on, Watch.Cadence expects one each period, so the watch counted as stalled from a minute after its last sign of life and the lag read head minus RV once the head moved. A fix: with reads, a session that has heard nothing is due a bookmark a period after the first read answered above the watch's start RV, not before (Watch needs the start RV and its reads' heads)",
 		lie:    "widgets.example.com", lieRule: "lag while idle",
 		h: History{Seed: 312665, Duration: 15 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},

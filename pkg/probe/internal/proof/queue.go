@@ -57,8 +57,10 @@ type Delta struct {
 	// read at RV "" (it held everything committed by then).
 	Began      time.Time
 	Consistent bool
-	// Canary: an event of the canary object.
+	// Canary: an event of the canary object; Stamp, the write it carries
+	// was sent at (the object's heartbeat, UnixNano; 0: unknown).
 	Canary bool
+	Stamp  int64
 }
 
 // entry is a delta or, once the ring overflowed, a batch of them.
@@ -73,7 +75,8 @@ type entry struct {
 	began      time.Time // when the last list end's list began
 	consistent bool      // the last list end's list was consistent
 	canary     bool
-	kind       Kind // its last delta's
+	stamp      int64 // the latest heartbeat among its canary events
+	kind       Kind  // its last delta's
 }
 
 // Applied is what a popped entry tells the proofs: the store holds its
@@ -92,11 +95,14 @@ type Applied struct {
 	ListBegan  time.Time
 	Consistent bool
 	Canary     bool
+	// Stamp is the latest heartbeat of its canary events: when the write
+	// it carries was sent (UnixNano; 0: unknown).
+	Stamp int64
 }
 
 // Push adds a delta received on the wire.
 func (q *Queue) Push(d Delta) {
-	e := entry{at: d.At, rv: d.RV, n: 1, canary: d.Canary, kind: d.Kind}
+	e := entry{at: d.At, rv: d.RV, n: 1, canary: d.Canary, stamp: d.Stamp, kind: d.Kind}
 	switch d.Kind {
 	case Event:
 		e.events, e.key = 1, d.Key
@@ -123,7 +129,7 @@ func (q *Queue) compact() {
 // merge returns one entry standing for a and the later b.
 func merge(a, b entry) entry {
 	m := b
-	m.at, m.n, m.events, m.canary = a.at, a.n+b.n, a.events+b.events, a.canary || b.canary
+	m.at, m.n, m.events, m.canary, m.stamp = a.at, a.n+b.n, a.events+b.events, a.canary || b.canary, max(a.stamp, b.stamp)
 	switch {
 	case a.events == 0:
 	case b.events == 0:
@@ -181,7 +187,7 @@ func (q *Queue) Empty() bool { return q.n == 0 }
 func (q *Queue) pop(out []Applied) []Applied {
 	e := q.ring[q.head]
 	q.head, q.n, q.depth = (q.head+1)%QueueCap, q.n-1, q.depth-e.n
-	a := Applied{At: e.at, RV: e.rv, Kind: e.kind, Deltas: e.n, Events: e.events, List: e.list, ListRV: e.listRV, ListBegan: e.began, Consistent: e.consistent, Canary: e.canary}
+	a := Applied{At: e.at, RV: e.rv, Kind: e.kind, Deltas: e.n, Events: e.events, List: e.list, ListRV: e.listRV, ListBegan: e.began, Consistent: e.consistent, Canary: e.canary, Stamp: e.stamp}
 	if e.n == 1 {
 		a.Key = e.key
 	}

@@ -33,6 +33,9 @@ type Fields struct {
 	// cannot be read this way (their fields are numbered by their type):
 	// ask for JSON to read it.
 	Observed []string
+	// Annotation is the key of one annotation whose value to read into
+	// Meta.Annotation (the canary's heartbeat); "": none.
+	Annotation string
 }
 
 // Meta is what the probe reads of one object. Its byte slices point into
@@ -48,6 +51,9 @@ type Meta struct {
 	// k8s.io/initial-events-end: "true" (the bookmark that ends a
 	// watch-list's initial events).
 	InitialEventsEnd bool
+	// Annotation is the value of the annotation Fields.Annotation names;
+	// nil: the object has none.
+	Annotation []byte
 }
 
 // initialEventsEnd is metav1.InitialEventsAnnotationKey.
@@ -154,6 +160,12 @@ func (d *metaDecoder) jsonAnnotations(parent *object, m *Meta) error {
 			parent.pos = o.pos
 			return nil
 		}
+		if d.fields.Annotation != "" && isKey(key, esc, d.fields.Annotation, &d.scratch) {
+			if err := o.stringValue(&m.Annotation, &d.strs); err != nil {
+				return err
+			}
+			continue
+		}
 		if !isKey(key, esc, initialEventsEnd, &d.scratch) {
 			if err := o.skip(); err != nil {
 				return err
@@ -249,7 +261,7 @@ func (d *metaDecoder) protoObject(b []byte, m *Meta) error {
 	if err != nil || !found {
 		return err
 	}
-	return protoMeta(meta, m)
+	return protoMeta(meta, m, d.fields.Annotation)
 }
 
 // ObjectMeta's field numbers (k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto).
@@ -262,7 +274,7 @@ const (
 	metaAnnotations     = 12
 )
 
-func protoMeta(b []byte, m *Meta) error {
+func protoMeta(b []byte, m *Meta, annotation string) error {
 	for i := 0; i < len(b); {
 		num, wt, next, err := tag(b, i)
 		if err != nil {
@@ -288,8 +300,11 @@ func protoMeta(b []byte, m *Meta) error {
 				if err != nil {
 					return err
 				}
-				if string(k) == initialEventsEnd {
+				switch {
+				case string(k) == initialEventsEnd:
 					m.InitialEventsEnd = string(val) == "true"
+				case annotation != "" && string(k) == annotation:
+					m.Annotation = val
 				}
 			}
 		case wt == wireVarint && num == metaGeneration:

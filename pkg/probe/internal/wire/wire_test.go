@@ -33,6 +33,12 @@ const (
 
 var codecs = metainternalversionscheme.Codecs
 
+// heartbeat is the annotation the decoders of the round-trip tests read
+// (the canary's, in the probe): Meta.Annotation must carry its value.
+const heartbeat = "rvsync.io/heartbeat"
+
+var withHeartbeat = wire.Fields{Annotation: heartbeat}
+
 func serializerFor(t testing.TB, media string) runtime.SerializerInfo {
 	t.Helper()
 	info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), media)
@@ -69,6 +75,9 @@ func randomObject(rng *rand.Rand, i int) *metav1.PartialObjectMetadata {
 	if rng.IntN(3) == 0 {
 		o.Annotations[metav1.InitialEventsAnnotationKey] = []string{"true", "false"}[rng.IntN(2)]
 	}
+	if rng.IntN(2) == 0 {
+		o.Annotations[heartbeat] = []string{strconv.FormatInt(rng.Int64(), 10), "", "esc\"aped\\✓"}[rng.IntN(3)]
+	}
 	if rng.IntN(5) == 0 {
 		o.Annotations = nil
 		o.Generation = 0
@@ -88,10 +97,11 @@ func checkMeta(t *testing.T, what string, got *wire.Meta, want *metav1.PartialOb
 	t.Helper()
 	if string(got.Name) != want.Name || string(got.Namespace) != want.Namespace || string(got.UID) != string(want.UID) ||
 		string(got.ResourceVersion) != want.ResourceVersion || got.Generation != want.Generation ||
-		got.InitialEventsEnd != (want.Annotations[metav1.InitialEventsAnnotationKey] == "true") {
-		t.Fatalf("%s: read %q/%q uid %q rv %q gen %d end %v; want %q/%q uid %q rv %q gen %d end %v", what,
-			got.Namespace, got.Name, got.UID, got.ResourceVersion, got.Generation, got.InitialEventsEnd,
-			want.Namespace, want.Name, want.UID, want.ResourceVersion, want.Generation, want.Annotations[metav1.InitialEventsAnnotationKey] == "true")
+		got.InitialEventsEnd != (want.Annotations[metav1.InitialEventsAnnotationKey] == "true") ||
+		string(got.Annotation) != want.Annotations[heartbeat] {
+		t.Fatalf("%s: read %q/%q uid %q rv %q gen %d end %v heartbeat %q; want %q/%q uid %q rv %q gen %d end %v heartbeat %q", what,
+			got.Namespace, got.Name, got.UID, got.ResourceVersion, got.Generation, got.InitialEventsEnd, got.Annotation,
+			want.Namespace, want.Name, want.UID, want.ResourceVersion, want.Generation, want.Annotations[metav1.InitialEventsAnnotationKey] == "true", want.Annotations[heartbeat])
 	}
 }
 
@@ -134,7 +144,7 @@ func TestWatchDecoder(t *testing.T) {
 				if !ok {
 					t.Fatal("format not recognised")
 				}
-				d := wire.NewWatchDecoder(&oneByteReader{bytes.NewReader(body), chunk}, f, wire.Fields{})
+				d := wire.NewWatchDecoder(&oneByteReader{bytes.NewReader(body), chunk}, f, withHeartbeat)
 				var ev wire.Event
 				for i, want := range events {
 					if err := d.Next(&ev); err != nil {
@@ -233,7 +243,7 @@ func TestDecodeList(t *testing.T) {
 					body := listBody(t, media, list)
 					f, _ := wire.FormatOf(media)
 					i := 0
-					lm, err := wire.DecodeList(&oneByteReader{bytes.NewReader(body), chunk}, f, wire.Fields{}, func(m *wire.Meta) error {
+					lm, err := wire.DecodeList(&oneByteReader{bytes.NewReader(body), chunk}, f, withHeartbeat, func(m *wire.Meta) error {
 						if i >= n {
 							t.Fatalf("item %d of %d", i, n)
 						}
