@@ -86,9 +86,7 @@ func TestFrozenCachesOfTwoServersAreNoRegression(t *testing.T) {
 // 103623: the canary's writes below a frozen cache's 3473 counted a
 // second and a third restore).
 func TestAWriteBelowAnotherSourcesHeadIsNoLoss(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	sp.AddSource(0)
-	sp.AddSource(1)
+	sp := twoSources()
 	for i := 1; i <= 10; i++ {
 		at := sec(float64(5 * i))
 		sp.Sample(0, uint64(1000+50*i), true, at, at, true)
@@ -148,9 +146,7 @@ func TestTheLostHistorysBoundOutlivesItsWrites(t *testing.T) {
 // history, above the new head, and the reference's next samples below it
 // counted a second restore (simulation seed 401432).
 func TestARestoreSettledByAnotherSourceStartsAtTheReference(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	sp.AddSource(0)
-	sp.AddSource(1)
+	sp := twoSources()
 	for i := 1; i <= 10; i++ {
 		at := sec(float64(5 * i))
 		sp.Sample(0, uint64(213000+1000*i), true, at, at, true)
@@ -202,13 +198,8 @@ func TestTwoFrozenCachesAboveAreNoRestore(t *testing.T) {
 // head from before a 2-minute probe hang (simulation seed 422495: lag 0
 // with 8 changes missing for 82s).
 func TestTheHeadAfterAFailover(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	sp.AddSource(0)
-	sp.AddSource(1)
-	for i := 1; i <= 10; i++ {
-		at := sec(float64(5 * i))
-		sp.Sample(0, uint64(1010+i), true, at, at, true)
-	}
+	sp := twoSources()
+	probeRising(sp, 1010, 1)
 	for i := 0; i < refFailover; i++ { // the probe of the reference hangs
 		sp.Failed(0)
 	}
@@ -229,13 +220,8 @@ func TestTheHeadAfterAFailover(t *testing.T) {
 // (simulation seed 232487: staleness 3.6 s while the cache lacked 9
 // changes, the oldest 44 s old).
 func TestANewReferenceBelowItsOwnEarlierReadIsARestore(t *testing.T) {
-	sp := NewSpace(64, sec(0), 5*time.Second)
-	sp.AddSource(0)
-	sp.AddSource(1)
-	for i := 1; i <= 10; i++ {
-		at := sec(float64(5 * i))
-		sp.Sample(0, uint64(1900+10*i), true, at, at, true)
-	}
+	sp := twoSources()
+	probeRising(sp, 1900, 10)
 	sp.Sample(1, 1995, true, sec(52), sec(52), false) // a freshness read of the other resource
 	sp.Sample(0, 2010, true, sec(55), sec(55), true)
 	for i := 0; i < refFailover; i++ { // etcd restored: the reference's probe is refused
@@ -248,9 +234,7 @@ func TestANewReferenceBelowItsOwnEarlierReadIsARestore(t *testing.T) {
 
 	// without a read of its own above, one lower sample of a new reference
 	// is not yet a restore: it may read another etcd
-	sp = NewSpace(64, sec(0), 5*time.Second)
-	sp.AddSource(0)
-	sp.AddSource(1)
+	sp = twoSources()
 	sp.Sample(0, 2010, true, sec(55), sec(55), true)
 	for i := 0; i < refFailover; i++ {
 		sp.Failed(0)
@@ -436,4 +420,21 @@ func spaceOfSources(n int32) *Space {
 		sp.AddSource(id)
 	}
 	return sp
+}
+
+// twoSources returns a space of two sources, 0 its reference.
+func twoSources() *Space {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	sp.AddSource(1)
+	return sp
+}
+
+// probeRising has the reference's probe answer base+step·i at 5·i s, for
+// i from 1 to 10.
+func probeRising(sp *Space, base, step uint64) {
+	for i := uint64(1); i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, base+step*i, true, at, at, true)
+	}
 }
