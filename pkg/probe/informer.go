@@ -168,19 +168,21 @@ func (in *informer) listEnded(rvs string, now time.Time) (queued bool) {
 	return in.push(proof.Delta{At: now, RV: rv, Kind: proof.ListEnd, Began: began, Consistent: consistent})
 }
 
-// watchStarted records that a watch (not a watch-list) opened; deadline is
-// when its timeout ends it (zero: none).
-func (in *informer) watchStarted(now, deadline time.Time) {
+// watchStarted records that a watch (not a watch-list) opened from rv (as
+// sent; "": unknown); deadline is when its timeout ends it (zero: none).
+func (in *informer) watchStarted(now, deadline time.Time, rv string) {
 	in.res.watchStarts.Inc()
-	in.watchOpened(now, deadline)
+	in.watchOpened(now, deadline, rv)
 }
 
 // watchOpened records that a watch, or a watch-list past its initial
-// events, streams.
-func (in *informer) watchOpened(now, deadline time.Time) {
+// events, streams from rv.
+func (in *informer) watchOpened(now, deadline time.Time, rv string) {
+	start, _ := proof.ParseRV(rv)
 	in.wireMu.Lock()
 	defer in.wireMu.Unlock()
 	in.wire.WatchOpened(now, deadline)
+	in.wire.StartedAt(start)
 }
 
 // watchEnded records that a watch's stream ended.
@@ -330,6 +332,9 @@ func (in *informer) freshened(head uint64, sent, recv time.Time, answered, integ
 	in.freshening = false
 	if own {
 		in.wire.ReadEnded(answered)
+		if answered && integer {
+			in.wire.ReadAnswered(head, recv)
+		}
 	}
 	in.wireMu.Unlock()
 	in.proofMu.Lock()

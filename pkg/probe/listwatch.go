@@ -96,7 +96,7 @@ func (lw *listerWatcher) WatchWithContext(ctx context.Context, options metav1.Li
 		deadline = start.Add(time.Duration(*options.TimeoutSeconds) * time.Second)
 	}
 	if !initial {
-		s.watchStarted(start, deadline)
+		s.watchStarted(start, deadline, options.ResourceVersion)
 	}
 	iw := &instrumentedWatch{inner: w, state: s, initial: initial, start: start, deadline: deadline}
 	if ow, ok := w.(observedWatch); ok {
@@ -219,7 +219,7 @@ func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 			if obj.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 				w.initial = false
 				s.res.observeList(catalog.KindWatchList, catalog.ResultSuccess, now.Sub(w.start))
-				s.watchOpened(now, w.deadline) // the stream goes on as the watch
+				s.watchOpened(now, w.deadline, obj.GetResourceVersion()) // the stream goes on as the watch
 				return s.listEnded(obj.GetResourceVersion(), now)
 			}
 			return false

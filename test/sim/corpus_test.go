@@ -588,12 +588,20 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "no fault: widgets idle beside configmaps written once a minute on average, one API server, etcd's 10-minute progress notify, no canary: a configmaps write moved the head to 1050 while widgets' store held 1049 and missed nothing, and widgets showed RV lag 1 for the 45 s until its next freshness read; found by seeds 310001-313000 on 6 December, seed 312665, shrunk; not fixed yet. Why: the watch session opened at 1049 and etcd did not move, so no read could move its cache past the watch's start and the server skipped its bookmarks (as kube-apiserver does); with freshness reads on, Watch.Cadence expects one each period, so the watch counted as stalled from a minute after its last sign of life and the lag read head minus RV once the head moved. A fix: with reads, a session that has heard nothing is due a bookmark a period after the first read answered above the watch's start RV, not before (Watch needs the start RV and its reads' heads)",
-		lie:    "widgets.example.com", lieRule: "lag while idle",
+		caught: "no fault: widgets idle beside configmaps written once a minute on average, one API server, etcd's 10-minute progress notify, no canary: a configmaps write moved the head to 1050 while widgets' store held 1049 and missed nothing, and widgets showed RV lag 1 for the 45 s until its next freshness read (found by seeds 310001-313000 on 6 December, seed 312665, shrunk). The watch session had opened at 1049 while etcd did not move, so no read could move its cache past the session's start and the server skipped its bookmarks (as kube-apiserver does); with reads on, Watch.Cadence expected one each period, so the watch counted as stalled a minute after its last sign of life. Fixed: such a session's bookmarks are due a period after the first read that answered above its start (Watch.StartedAt, Watch.ReadAnswered)",
 		h: History{Seed: 312665, Duration: 15 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resWidgets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
 			Loads: []Load{{Resource: "configmaps", Start: 0, End: 15 * time.Minute, Rate: 0.05, Keys: 20}},
+		},
+	},
+	{
+		caught: "configmaps without freshness reads, etcd's 5-s progress notify, the informers' connection slowed to 20 s a message for 15 min: the proof period, learned from the sawtooth when no read of its own proves the store, took a sawtooth stretched by the slow connection, 104 s, for a healthy one (above the 80 s a healthy resource's reaches here); found by seeds 320001-323000 on 6 December, seed 321131, shrunk; fails on the code before this day's changes too; not triaged yet",
+		lie:    "configmaps", lieRule: "proof period above the healthy sawtooth",
+		h: History{Seed: 321131, Duration: 32 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Faults: []Fault{{Kind: "slow", Start: 700 * time.Second, Dur: 15 * time.Minute, Host: "informers", Latency: 20 * time.Second}},
 		},
 	},
 }

@@ -55,6 +55,13 @@ type Watch struct {
 	// readFailed: the latest freshness read did not answer, so it moved
 	// nothing either (see ReadEnded)
 	readFailed bool
+	// startRV is the RV the current watch session opened at (0: unknown);
+	// movedAt, when a freshness read first answered above it in this
+	// session. Until one does, no read has moved the session's watch cache
+	// past its start (etcd did not move), and its server skips its
+	// periodic bookmarks for want of movement, reads or not (see Cadence)
+	startRV uint64
+	movedAt time.Time
 	// bookmarkless counts the watch sessions longer than a bookmark period
 	// that ended without a bookmark while none ever arrived: evidence that
 	// the server sends none
@@ -157,6 +164,7 @@ func (w *Watch) WatchOpened(now, deadline time.Time) {
 	w.busy = !w.lastEvent.IsZero() && now.Sub(w.lastEvent) <= w.Period() ||
 		w.busy && !w.heard && w.lastEvent.Before(w.opened)
 	w.watching, w.opened, w.deadline, w.bookmarkRef, w.received, w.heard = true, now, deadline, now, now, false
+	w.startRV, w.movedAt = 0, time.Time{}
 	if !w.bookmarks {
 		w.live(now) // a watch with bookmarks shows its life by them
 	}
@@ -325,8 +333,33 @@ func (w *Watch) ReadEnded(answered bool) { w.readFailed = !answered }
 
 // unmoved reports whether nothing but etcd's progress notifications moves
 // a quiet resource's watch cache: no freshness reads go out, or the latest
-// failed.
-func (w *Watch) unmoved() bool { return w.noReads || w.readFailed }
+// failed, or none answered above the RV the session opened at yet (etcd
+// did not move since: a read moves the cache no further than etcd).
+func (w *Watch) unmoved() bool {
+	return w.noReads || w.readFailed || w.startRV != 0 && w.movedAt.IsZero()
+}
+
+// StartedAt records the RV the watch session that just opened started
+// from (0: unknown, then every answered read counts as moving its cache).
+func (w *Watch) StartedAt(rv uint64) { w.startRV = rv }
+
+// ReadAnswered records that a freshness read on the watch's own
+// connection answered head at at. The first one above the session's start
+// moves its watch cache past it: the server's periodic bookmarks are due
+// from then, a period after at the latest, not from before (its server
+// skipped them while its cache sat at the session's start).
+func (w *Watch) ReadAnswered(head uint64, at time.Time) {
+	if !w.watching || w.startRV == 0 || !w.movedAt.IsZero() || head <= w.startRV {
+		return
+	}
+	// a busy session's cache moves with its resource's own writes: its
+	// bookmarks were due all along (see Cadence); a silence already too
+	// long stays so
+	if w.bookmarks && !w.busy && !w.heard && !w.Silent(at) {
+		w.clock = maxTime(w.clock, at)
+	}
+	w.movedAt = at
+}
 
 // Period is the API server's bookmark period as the watch shows it: the
 // shortest of the latest intervals between bookmarks, never below

@@ -238,6 +238,36 @@ func TestAQuietWatchWhoseReadsFailMayWaitASession(t *testing.T) {
 	}
 }
 
+// With reads, a quiet watch's cache moves with them, but no further than
+// etcd: a session opened at etcd's revision while nobody wrote to it gets
+// no bookmark (its cache never moves past the session's start), reads or
+// not. Judged by the minute's cadence, it stalled a minute after its last
+// sign of life, and when a write to another resource moved the head, its
+// RV lag read head minus RV on a store that missed nothing (simulation
+// seed 312665: RV lag 1 for 45 s, no fault at all). Its bookmarks are due
+// a period after the first read that answered above the session's start.
+func TestAQuietSessionHearsAPeriodAfterAReadMovedIt(t *testing.T) {
+	w := listedAndWatching(sec(300))
+	for s := 60.0; s <= 298; s += 60 {
+		w.Received(sec(s), true)
+	}
+	w.WatchEnded(sec(300)) // the server ends it at its timeout
+	w.WatchOpened(sec(300), sec(900))
+	w.StartedAt(1049)
+	w.ReadEnded(true)
+	w.ReadAnswered(1049, sec(360)) // etcd did not move: nor did the cache
+	if w.Silent(sec(500)) {
+		t.Errorf("silent at 500s, in a session whose reads never saw etcd move past its start (cadence %v)", w.Cadence(sec(500)))
+	}
+	w.ReadAnswered(1050, sec(520)) // a write elsewhere: the read moves the cache
+	if w.Silent(sec(570)) {
+		t.Errorf("silent at 570s, 50s after the first read that moved the session's cache (cadence %v)", w.Cadence(sec(570)))
+	}
+	if !w.Silent(sec(640)) {
+		t.Errorf("not silent at 640s, two minutes after a read moved the cache with no bookmark since (cadence %v)", w.Cadence(sec(640)))
+	}
+}
+
 // A busy resource's watch cache moves with its own writes: a session
 // opened while events flowed hears one (or a bookmark) within a period,
 // reads or not. After etcd was restored from a backup, with every API
