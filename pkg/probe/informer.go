@@ -181,8 +181,7 @@ func (in *informer) watchOpened(now, deadline time.Time, rv string) {
 	start, _ := proof.ParseRV(rv)
 	in.wireMu.Lock()
 	defer in.wireMu.Unlock()
-	in.wire.WatchOpened(now, deadline)
-	in.wire.StartedAt(start)
+	in.wire.WatchOpened(now, deadline, start)
 }
 
 // watchEnded records that a watch's stream ended.

@@ -211,10 +211,7 @@ func start(opts Options) (*Env, error) {
 		// below then finds its own ended and removes their directories
 		serr := e.sweep()
 		_ = e.Stop()
-		if serr != nil {
-			return nil, fmt.Errorf("%w: %w; kube-apiserver's last output:\n%s\n%w", errStart, err, out, serr)
-		}
-		return nil, fmt.Errorf("%w: %w; kube-apiserver's last output:\n%s", errStart, err, out)
+		return nil, fmt.Errorf("%w: %w; kube-apiserver's last output:\n%s", errStart, errors.Join(err, serr), out)
 	}
 	e.Config = cfg
 	if e.Etcd != nil {

@@ -50,7 +50,7 @@ func listedDuringALoss(t *testing.T) (sp *Space, w *Watch, p *Proof, env func(ti
 	w.WatchEnded(sec(102))
 	w.ListStarted(sec(110), true)
 	applyListEnd(p, w, 1210, env(sec(111)))
-	w.WatchOpened(sec(111), time.Time{})
+	w.WatchOpened(sec(111), time.Time{}, 0)
 	if lost, _ := sp.HistoryLost(); !lost {
 		t.Fatal("no loss while the reads are above the writes")
 	}
@@ -107,7 +107,7 @@ func TestLagOnceAWatchExpired(t *testing.T) {
 	sp.Sample(0, 1150, true, sec(80), sec(80), true)
 	// the server is back with a new watch cache: the watch from the
 	// informer's RV gets 410 and ends
-	w.WatchOpened(sec(85), time.Time{})
+	w.WatchOpened(sec(85), time.Time{}, 0)
 	w.WatchError(true)
 	w.WatchEnded(sec(85))
 	sp.Sample(0, 1200, true, sec(90), sec(90), true)
@@ -117,7 +117,7 @@ func TestLagOnceAWatchExpired(t *testing.T) {
 	// the relist catches up
 	w.ListStarted(sec(140), true)
 	applyListEnd(p, w, 1260, env(sec(141)))
-	w.WatchOpened(sec(141), time.Time{})
+	w.WatchOpened(sec(141), time.Time{}, 0)
 	sp.Sample(0, 1260, true, sec(145), sec(145), true)
 	if v := p.Snapshot(env(sec(146))); !v.LagKnown || v.Lag != 0 {
 		t.Errorf("after the relist: lag %v (known %v), want 0", v.Lag, v.LagKnown)
@@ -136,7 +136,7 @@ func listedAt1000() (sp *Space, w *Watch, p *Proof, env func(time.Time) Env) {
 	}
 	w.ListStarted(sec(0), true)
 	applyListEnd(p, w, 1000, env(sec(1)))
-	w.WatchOpened(sec(1), time.Time{})
+	w.WatchOpened(sec(1), time.Time{}, 0)
 	return sp, w, p, env
 }
 
@@ -178,7 +178,7 @@ func TestAReadNoBookmarkFollowedIsLag(t *testing.T) {
 	}
 	// no bookmark; the watch ends at its timeout and reopens at 1040
 	w.WatchEnded(sec(185))
-	w.WatchOpened(sec(185), sec(500))
+	w.WatchOpened(sec(185), sec(500), 0)
 	for s := 205; s <= 250; s += 5 {
 		sp.Sample(0, uint64(1100+s-200), true, sec(float64(s)), sec(float64(s)), true)
 	}
@@ -311,7 +311,7 @@ func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
 	// the informer relists from the cache of the lost history
 	w.ListStarted(sec(110), true)
 	applyListEnd(p, w, 1200, env(sec(111)))
-	w.WatchOpened(sec(111), time.Time{})
+	w.WatchOpened(sec(111), time.Time{}, 0)
 	for i := 1; i <= 20; i++ { // the canary's writes land below it
 		at := sec(float64(110 + 5*i))
 		sp.Sample(0, 1200, true, at, at, true)
@@ -344,7 +344,7 @@ func TestLagWhileTheRelistAfterAnExpiryHangs(t *testing.T) {
 	sp, w, p, env := listedAt1000()
 	deliverAtTheHead(sp, w, p, env, 10)
 	w.WatchEnded(sec(52)) // the API server restarts
-	w.WatchOpened(sec(85), time.Time{})
+	w.WatchOpened(sec(85), time.Time{}, 0)
 	w.WatchError(true)
 	w.WatchEnded(sec(85))
 	w.ListStarted(sec(95), true) // the relist hangs
@@ -365,7 +365,7 @@ func TestAListBehindTheHeadIsLag(t *testing.T) {
 	sp.Sample(0, 1300, true, sec(60), sec(60), true)
 	w.ListStarted(sec(61), false) // from the cache, at the informer's RV
 	applyListEnd(p, w, 1213, env(sec(62)))
-	w.WatchOpened(sec(62), time.Time{})
+	w.WatchOpened(sec(62), time.Time{}, 0)
 	if v := p.Snapshot(env(sec(63))); !v.LagKnown || v.Lag != 87 {
 		t.Errorf("after a list at 1213 with the head at 1300: lag %v (known %v), want 87", v.Lag, v.LagKnown)
 	}
@@ -431,7 +431,7 @@ func TestASawtoothAcrossAReopenTeachesNothing(t *testing.T) {
 	before := p.Snapshot(env(sec(186)))
 	// the server restarts at 210; the watch reopens on another at once
 	w.WatchEnded(sec(210))
-	w.WatchOpened(sec(210), time.Time{})
+	w.WatchOpened(sec(210), time.Time{}, 0)
 	for s := 190; s <= 270; s += 5 {
 		sp.Sample(0, rv, true, sec(float64(s)), sec(float64(s)), true)
 		rv++
@@ -494,7 +494,7 @@ func TestAPeakIsTheStalenessShown(t *testing.T) {
 	// a watch-list: the watch opens with the list, whose end bookmark
 	// ends the initial events
 	w.ListStarted(sec(0), true)
-	w.WatchOpened(sec(0), time.Time{})
+	w.WatchOpened(sec(0), time.Time{}, 0)
 	applyListEnd(p, w, 1000, env(sec(1)))
 	for s := 5; s <= 120; s += 5 { // nothing written: the head stays at the RV
 		sp.Sample(0, 1000, true, sec(float64(s)), sec(float64(s)), true)
@@ -555,7 +555,7 @@ func TestAQuietSawtoothWithoutReadsIsHealthy(t *testing.T) {
 	cache := head(1) // the watch cache's RV: moved by progress notifications alone
 	opened, start := 5, cache
 	w.WatchEnded(sec(5))
-	w.WatchOpened(sec(5), sec(305))
+	w.WatchOpened(sec(5), sec(305), 0)
 	var worst uint64
 	for s := 10; s <= 3000; s += 5 {
 		at := sec(float64(s))
@@ -566,7 +566,7 @@ func TestAQuietSawtoothWithoutReadsIsHealthy(t *testing.T) {
 		if s == opened+300 { // the server ends the session at its timeout
 			w.WatchEnded(at)
 			opened, start = s, cache
-			w.WatchOpened(at, sec(float64(s+300)))
+			w.WatchOpened(at, sec(float64(s+300)), 0)
 		}
 		if (s-opened)%60 == 0 && s > opened && cache > start { // the minute's bookmark, once the cache moved
 			w.Received(at, true)
@@ -604,7 +604,7 @@ func TestAListBeforeTheRestoreShowedIsJudgedByTheWritesAfterIt(t *testing.T) {
 	sp.Sample(0, 21000, true, sec(55), sec(55), true)
 	w.ListStarted(sec(56), true)
 	applyListEnd(p, w, 20865, env(sec(56.5)))
-	w.WatchOpened(sec(56.5), time.Time{})
+	w.WatchOpened(sec(56.5), time.Time{}, 0)
 	// the canary's next write lands in the restored history, below both
 	if !sp.Write(16100, sec(58), false) {
 		t.Fatal("a write below the reads counted no loss")
@@ -642,7 +642,7 @@ func TestAnRVOfAnotherHistoryTaintsTheStore(t *testing.T) {
 	// etcd restored to 1040 and kube-apiserver restarted: the watch waits
 	// for a revision above 1140; reads and writes land below it, rising
 	w.WatchEnded(sec(22))
-	w.WatchOpened(sec(40), time.Time{})
+	w.WatchOpened(sec(40), time.Time{}, 0)
 	for i := 0; i < 10; i++ {
 		at := sec(float64(40 + 5*i))
 		sp.Sample(0, uint64(1042+10*i), true, at, at, true)
@@ -841,7 +841,7 @@ func TestASettledLagStaysSettled(t *testing.T) {
 	w.WatchEnded(sec(11))
 	w.ListStarted(sec(11), false) // from the idle resource's cache, at 1000
 	applyListEnd(p, w, 1000, env(sec(12)))
-	w.WatchOpened(sec(12), time.Time{})
+	w.WatchOpened(sec(12), time.Time{}, 0)
 	if v := p.Snapshot(env(sec(13))); !v.LagKnown || v.Lag != 1 {
 		t.Fatalf("after a list at 1000 with the head at 1001: lag %v (known %v), want 1", v.Lag, v.LagKnown)
 	}
@@ -883,7 +883,7 @@ func TestAListOfAQuietCacheWithoutReadsIsNoLag(t *testing.T) {
 	w.WatchEnded(sec(61))
 	w.ListStarted(sec(61), false) // from the idle resource's cache
 	applyListEnd(p, w, 1000, env(sec(62)))
-	w.WatchOpened(sec(62), time.Time{})
+	w.WatchOpened(sec(62), time.Time{}, 0)
 	for s := 65; s <= 600; s += 5 {
 		at := sec(float64(s))
 		sp.Sample(0, 3302+uint64(s), true, at, at, true)

@@ -156,15 +156,17 @@ func (w *Watch) ListFailed(unserved bool) { w.unserved = w.unserved || unserved 
 func (w *Watch) Unserved() bool { return w.unserved }
 
 // WatchOpened records that a watch (or a watch-list past its initial
-// events) streams from now on, until deadline (zero: no timeout asked).
-func (w *Watch) WatchOpened(now, deadline time.Time) {
+// events) streams from now on, until deadline (zero: no timeout asked),
+// from the RV start (0: unknown, then every answered read counts as
+// moving its cache; see ReadAnswered).
+func (w *Watch) WatchOpened(now, deadline time.Time, start uint64) {
 	if w.bookmarks && !w.Silent(now) {
 		w.clock = now
 	}
 	w.busy = !w.lastEvent.IsZero() && now.Sub(w.lastEvent) <= w.Period() ||
 		w.busy && !w.heard && w.lastEvent.Before(w.opened)
 	w.watching, w.opened, w.deadline, w.bookmarkRef, w.received, w.heard = true, now, deadline, now, now, false
-	w.startRV, w.movedAt = 0, time.Time{}
+	w.startRV, w.movedAt = start, time.Time{}
 	if !w.bookmarks {
 		w.live(now) // a watch with bookmarks shows its life by them
 	}
@@ -338,10 +340,6 @@ func (w *Watch) ReadEnded(answered bool) { w.readFailed = !answered }
 func (w *Watch) unmoved() bool {
 	return w.noReads || w.readFailed || w.startRV != 0 && w.movedAt.IsZero()
 }
-
-// StartedAt records the RV the watch session that just opened started
-// from (0: unknown, then every answered read counts as moving its cache).
-func (w *Watch) StartedAt(rv uint64) { w.startRV = rv }
 
 // ReadAnswered records that a freshness read on the watch's own
 // connection answered head at at. The first one above the session's start

@@ -13,7 +13,7 @@ func TestUnservedUntilAListSucceeds(t *testing.T) {
 	var w Watch
 	w.ListStarted(sec(0), true)
 	w.ListEnded(sec(1))
-	w.WatchOpened(sec(1), time.Time{})
+	w.WatchOpened(sec(1), time.Time{}, 0)
 	w.WatchEnded(sec(100))
 	w.ListStarted(sec(100), true)
 	w.ListFailed(true) // 404: the CRD was deleted
@@ -39,9 +39,9 @@ func TestResumedAfterAStall(t *testing.T) {
 	var w Watch
 	w.ListStarted(sec(0), true)
 	w.ListEnded(sec(1))
-	w.WatchOpened(sec(1), time.Time{})
+	w.WatchOpened(sec(1), time.Time{}, 0)
 	w.WatchEnded(sec(700)) // silent 699s: longer than the cadence allows
-	w.WatchOpened(sec(701), time.Time{})
+	w.WatchOpened(sec(701), time.Time{}, 0)
 	if _, ok := w.Resumed(sec(703)); ok {
 		t.Error("resumed 2s after the watch reopened")
 	}
@@ -49,7 +49,7 @@ func TestResumedAfterAStall(t *testing.T) {
 		t.Errorf("Resumed = %v, %v; want the reopening at 701s", got, ok)
 	}
 	w.WatchEnded(sec(1000))
-	w.WatchOpened(sec(1001), time.Time{})
+	w.WatchOpened(sec(1001), time.Time{}, 0)
 	if got, ok := w.Resumed(sec(1002)); !ok || !got.Equal(sec(701)) {
 		t.Errorf("a later session of the same resumed watch: Resumed = %v, %v; want 701s still", got, ok)
 	}
@@ -69,7 +69,7 @@ func TestABrokenStreamIsNoSignOfLife(t *testing.T) {
 	var w Watch
 	w.ListStarted(sec(0), true)
 	w.ListEnded(sec(1))
-	w.WatchOpened(sec(1), sec(1+300))
+	w.WatchOpened(sec(1), sec(1+300), 0)
 	w.Received(sec(50), true)
 	// the connection stalls; the watch breaks at 200s, before its timeout
 	w.WatchEnded(sec(200))
@@ -92,9 +92,9 @@ func TestABrokenStreamIsNoSignOfLife(t *testing.T) {
 	// them on time too
 	w.ListEnded(sec(400))
 	w.Received(sec(400), true)
-	w.WatchOpened(sec(400), sec(460))
+	w.WatchOpened(sec(400), sec(460), 0)
 	w.WatchEnded(sec(460))
-	w.WatchOpened(sec(461), sec(800))
+	w.WatchOpened(sec(461), sec(800), 0)
 	if s, _ := w.Silence(sec(500)); s != 100*time.Second {
 		t.Errorf("silence %v 100s after the last bookmark, the watch ended on time and reopened since; want 100s", s)
 	}
@@ -103,7 +103,7 @@ func TestABrokenStreamIsNoSignOfLife(t *testing.T) {
 	var nb Watch
 	nb.ListStarted(sec(0), true)
 	nb.ListEnded(sec(1))
-	nb.WatchOpened(sec(1), sec(301))
+	nb.WatchOpened(sec(1), sec(301), 0)
 	nb.WatchEnded(sec(301))
 	if s, _ := nb.Silence(sec(301)); s != 0 {
 		t.Errorf("silence %v when the server ended a bookmarkless watch at its timeout, want 0", s)
@@ -118,11 +118,11 @@ func TestAReopenedWatchGetsItsCadenceAnew(t *testing.T) {
 	var w Watch
 	w.ListStarted(sec(0), true)
 	w.ListEnded(sec(1))
-	w.WatchOpened(sec(1), sec(1000))
+	w.WatchOpened(sec(1), sec(1000), 0)
 	w.Received(sec(61), true)
 	w.Received(sec(121), true)
 	w.WatchEnded(sec(160)) // the API server restarts
-	w.WatchOpened(sec(165), sec(1000))
+	w.WatchOpened(sec(165), sec(1000), 0)
 	if w.Silent(sec(225)) {
 		t.Error("silent 60s after the watch reopened, before its first bookmark was due")
 	}
@@ -133,7 +133,7 @@ func TestAReopenedWatchGetsItsCadenceAnew(t *testing.T) {
 	// now stuck: no bookmark after 224; the watch ends on time at 500 and
 	// reopens on the same stuck cache
 	w.WatchEnded(sec(500))
-	w.WatchOpened(sec(501), sec(1000))
+	w.WatchOpened(sec(501), sec(1000), 0)
 	if !w.Silent(sec(510)) {
 		t.Error("not silent 286s after the last bookmark: a watch reopened on a cache already silent that long proves nothing")
 	}
@@ -197,7 +197,7 @@ func TestAQuietWatchWithoutReadsMayWaitASession(t *testing.T) {
 		w.Received(sec(s), true)
 	}
 	w.WatchEnded(sec(300)) // the server ends it at its timeout
-	w.WatchOpened(sec(300), sec(900))
+	w.WatchOpened(sec(300), sec(900), 0)
 	if w.Silent(sec(800)) {
 		t.Errorf("silent at 800s, 500s into a session whose cache nothing moved: want no stall before its end at 900s")
 	}
@@ -228,7 +228,7 @@ func TestAQuietWatchWhoseReadsFailMayWaitASession(t *testing.T) {
 	}
 	w.ReadEnded(false)
 	w.WatchEnded(sec(300)) // the server ends it at its timeout
-	w.WatchOpened(sec(300), sec(900))
+	w.WatchOpened(sec(300), sec(900), 0)
 	if w.Silent(sec(800)) {
 		t.Errorf("silent at 800s, 500s into a session whose reads fail: want no stall before its end at 900s (cadence %v)", w.Cadence(sec(800)))
 	}
@@ -252,8 +252,7 @@ func TestAQuietSessionHearsAPeriodAfterAReadMovedIt(t *testing.T) {
 		w.Received(sec(s), true)
 	}
 	w.WatchEnded(sec(300)) // the server ends it at its timeout
-	w.WatchOpened(sec(300), sec(900))
-	w.StartedAt(1049)
+	w.WatchOpened(sec(300), sec(900), 1049)
 	w.ReadEnded(true)
 	w.ReadAnswered(1049, sec(360)) // etcd did not move: nor did the cache
 	if w.Silent(sec(500)) {
@@ -284,12 +283,12 @@ func TestABusyWatchWithoutReadsHearsWithinAPeriod(t *testing.T) {
 		w.Received(sec(s), math.Mod(s, 60) == 0) // an event a second, a bookmark a minute
 	}
 	w.WatchEnded(sec(300))
-	w.WatchOpened(sec(300), sec(900))
+	w.WatchOpened(sec(300), sec(900), 0)
 	if !w.Silent(sec(400)) {
 		t.Errorf("not silent at 400s, 100s into a session of a busy watch that heard nothing (cadence %v)", w.Cadence(sec(400)))
 	}
 	w.WatchEnded(sec(900)) // on time: no sign of life from a watch that should hear
-	w.WatchOpened(sec(900), sec(1500))
+	w.WatchOpened(sec(900), sec(1500), 0)
 	if !w.Silent(sec(1000)) {
 		t.Errorf("not silent at 1000s, in the second session heard nothing since 299s (cadence %v)", w.Cadence(sec(1000)))
 	}
@@ -297,7 +296,7 @@ func TestABusyWatchWithoutReadsHearsWithinAPeriod(t *testing.T) {
 	// opened quiet may wait for its end
 	w.Received(sec(1010), true)
 	w.WatchEnded(sec(1500))
-	w.WatchOpened(sec(1500), sec(2100))
+	w.WatchOpened(sec(1500), sec(2100), 0)
 	if w.Silent(sec(2000)) {
 		t.Errorf("silent at 2000s, in a session opened 490s after the latest event: a quiet watch without reads may wait its session")
 	}
@@ -309,7 +308,7 @@ func listedAndWatching(deadline time.Time) *Watch {
 	w := &Watch{}
 	w.ListStarted(sec(0), true)
 	w.ListEnded(sec(0))
-	w.WatchOpened(sec(0), deadline)
+	w.WatchOpened(sec(0), deadline, 0)
 	return w
 }
 
@@ -324,7 +323,7 @@ func TestASessionPastItsTimeoutIsNoLongerWaitedFor(t *testing.T) {
 	var w Watch
 	w.ListStarted(sec(0), true)
 	w.ListEnded(sec(1))
-	w.WatchOpened(sec(1), sec(1+540))
+	w.WatchOpened(sec(1), sec(1+540), 0)
 	if c := w.Cadence(sec(300)); c != 540*time.Second {
 		t.Errorf("cadence %v within the first session, no bookmark yet: want the session's 540s", c)
 	}
@@ -341,7 +340,7 @@ func TestASessionPastItsTimeoutIsNoLongerWaitedFor(t *testing.T) {
 	// a server that sends no bookmarks: the sessions it ended keep the
 	// cadence theirs, past the current one's timeout too
 	w.WatchEnded(sec(1 + 540))
-	w.WatchOpened(sec(541), sec(541+300))
+	w.WatchOpened(sec(541), sec(541+300), 0)
 	if c := w.Cadence(sec(541 + 400)); c != 540*time.Second {
 		t.Errorf("cadence %v after a 540s session ended on time, want 540s", c)
 	}
