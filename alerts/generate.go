@@ -89,9 +89,10 @@ func Render(spec slo.Spec) ([]byte, error) {
 type generator struct{ slo.Spec }
 
 // sloGroup holds one SLO's rules, in evaluation order: the bad-slice
-// indicator (time slices), the error ratio per window, then the burn-rate
-// alerts. Rules of a group run in order, so each sees the records above it
-// from the same evaluation.
+// indicator (time slices), the error ratio per window, the objective's
+// percentile over the shortest window for the dashboards (latency SLIs
+// with a Breakdown), then the burn-rate alerts. Rules of a group run in
+// order, so each sees the records above it from the same evaluation.
 //
 // Cost: event-ratio windows up to the longest burn-rate window are rates over
 // the raw counters (exact, weighted by events, as in the SRE workbook).
@@ -110,6 +111,10 @@ func (s generator) sloGroup(o slo.SLO) rulefmt.RuleGroup {
 	windows := s.RecordedWindows()
 	for _, w := range windows {
 		rules = append(rules, record(slo.ErrorRatioRule(w), s.ErrorRatio(o, s.Scaled(w))))
+	}
+	if expr, ok := s.Quantile(o, s.Scaled(windows[0])); ok {
+		rules = append(rules, rulefmt.Rule{Record: slo.QuantileRule(windows[0]), Expr: expr,
+			Labels: map[string]string{slo.LabelSLO: o.Name, slo.LabelQuantile: promql.Num(o.Objective)}})
 	}
 	budgetRate := fmt.Sprintf("(1 - %s)", promql.Num(o.Objective))
 	for _, w := range s.Windows {

@@ -96,7 +96,7 @@ var sloSignals = map[string]sloSignal{
 		Config.canaryLatency),
 	slo.ListLatency: latency("List latency", catalog.ListDuration,
 		"Duration of the informers' List pages and of head probes (watch-list syncs excluded, as in the SLI).",
-		func(c Config, o slo.SLO) *timeseries.PanelBuilder { return c.listLatency(o, true, catalog.LabelKind) },
+		Config.recordedListLatency,
 		slo.ListKinds),
 	slo.StaleReads: share(slo.StaleReads, "Stale-read ratio",
 		"Share of the checked cache reads of sampled reconciles that were stale against a consistent live read made just before them, in controllers that embed pkg/probe's stale-read check (none: no data)."),
@@ -258,18 +258,27 @@ func (c Config) sloOf(name string) slo.SLO {
 }
 
 // listLatency shows List latency at the list SLO's percentile by resource
-// and labels, with the SLO threshold as a line: of every kind, or with
-// sliKinds of the Lists the SLI counts only (the overview's, whose every
-// resource at once would otherwise also read the watch-list syncs' buckets).
-func (c Config) listLatency(o slo.SLO, sliKinds bool, labels ...string) *timeseries.PanelBuilder {
-	what, extra := "Duration of Lists (each page), streaming watch-list syncs and head probes", []string(nil)
-	if sliKinds {
-		what, extra = "Duration of Lists (each page) and head probes, the Lists the SLO counts (the resource dashboard shows watch-list syncs too)", []string{slo.ListKinds}
-	}
+// and labels, with the SLO threshold as a line: Lists of every kind, for
+// one resource's dashboard.
+func (c Config) listLatency(o slo.SLO, labels ...string) *timeseries.PanelBuilder {
 	p := defaultTimeseries("List latency "+percentile(o.Objective)+" by resource and "+strings.Join(labels, ", "),
-		what+" at the List SLO's percentile, by resource and "+strings.Join(labels, " and ")+". The SLO counts List pages and head probes, not watch-list syncs, whose duration grows with the collection."+goodBelow(o, unitSeconds),
+		"Duration of Lists (each page), streaming watch-list syncs and head probes at the List SLO's percentile, by resource and "+strings.Join(labels, " and ")+". The SLO counts List pages and head probes, not watch-list syncs, whose duration grows with the collection."+goodBelow(o, unitSeconds),
 		unitSeconds)
-	return c.sloLimit(c.percentilesWhere(p, catalog.ListDuration, []float64{o.Objective}, extra, labels...), o.Name)
+	return c.sloLimit(c.percentiles(p, catalog.ListDuration, []float64{o.Objective}, labels...), o.Name)
+}
+
+// recordedListLatency is the overview's List-latency trend: the List SLO's
+// percentile of the Lists it counts, by resource and kind, as the rules
+// record it over their shortest window (slo.QuantileRule), a read of one
+// series per resource and kind.
+func (c Config) recordedListLatency(o slo.SLO) *timeseries.PanelBuilder {
+	w := c.Spec.RecordedWindows()[0]
+	p := defaultTimeseries("List latency "+percentile(o.Objective)+" ("+w+") by resource and kind",
+		"Duration of Lists (each page) and head probes, the Lists the SLO counts, at the List SLO's percentile over the last "+w+" (the fastest burn-rate alert's window), by resource and kind, as the SLO rules record it. The resource dashboard shows watch-list syncs too, at the dashboard's own rate interval."+goodBelow(o, unitSeconds),
+		unitSeconds).
+		WithTarget(prometheusQuery(c.rule(slo.QuantileRule(w), promql.Eq(slo.LabelSLO, o.Name)),
+			c.legend(label(catalog.LabelResource)+" "+label(catalog.LabelKind)+" "+percentile(o.Objective))))
+	return c.sloLimit(p, o.Name)
 }
 
 // canaryLatency shows the canary delivery latency at the median and at the

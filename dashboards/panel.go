@@ -129,17 +129,12 @@ func (c Config) sloLimit(p *timeseries.PanelBuilder, slo string) *timeseries.Pan
 
 // percentiles adds one query per quantile of a histogram to p, per resource.
 func (c Config) percentiles(p *timeseries.PanelBuilder, m catalog.Metric, qs []float64, labels ...string) *timeseries.PanelBuilder {
-	return c.percentilesWhere(p, m, qs, nil, labels...)
-}
-
-// percentilesWhere is percentiles of the series that also match extra.
-func (c Config) percentilesWhere(p *timeseries.PanelBuilder, m catalog.Metric, qs []float64, extra []string, labels ...string) *timeseries.PanelBuilder {
 	legend := label(catalog.LabelResource)
 	for _, l := range labels {
 		legend += " " + label(l)
 	}
 	for _, q := range qs {
-		p = p.WithTarget(prometheusQuery(c.quantile(q, m, c.by(labels...), extra...), c.legend(legend+" "+percentile(q))))
+		p = p.WithTarget(prometheusQuery(c.quantile(q, m, c.by(labels...)), c.legend(legend+" "+percentile(q))))
 	}
 	return p
 }

@@ -138,7 +138,7 @@ func (c Config) freshnessPanels() []cog.Builder[dashboard.Panel] {
 
 func (c Config) listWatchPanels() []cog.Builder[dashboard.Panel] {
 	return []cog.Builder[dashboard.Panel]{
-		c.listLatency(c.sloOf(slo.ListLatency), false, catalog.LabelKind, catalog.LabelResult),
+		c.listLatency(c.sloOf(slo.ListLatency), catalog.LabelKind, catalog.LabelResult),
 		c.counter("Lists by kind and result",
 			"Lists (each page), watch-list syncs and head probes per second by kind and result. Good: probes at the probe rate, lists rare after start-up, no errors.",
 			catalog.ListDuration, catalog.LabelKind, catalog.LabelResult),

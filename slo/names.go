@@ -59,7 +59,15 @@ const (
 	// averages it, reading a fifth of the samples the 30-second record
 	// holds.
 	RuleErrorRatioSampled = "rvsync_slo:sli_error_sampled:ratio_rate"
+	// RuleQuantilePrefix + window is a latency SLO's objective percentile
+	// over that window (the shortest recorded), by the SLI's Breakdown too,
+	// with the percentile in LabelQuantile; see QuantileRule.
+	RuleQuantilePrefix = "rvsync_slo:sli_latency_seconds:quantile_rate"
 )
+
+// LabelQuantile carries the quantile a RuleQuantilePrefix rule records
+// (the SLO's objective), as in kubernetes-mixin's quantile rules.
+const LabelQuantile = "quantile"
 
 // BudgetInterval is the evaluation interval of the budget group (the
 // budget-period ratio, the objective and the remaining budget, which only
@@ -72,6 +80,10 @@ const (
 // windows (Spec.ScaledWindows) scale it too.
 const BudgetInterval = "2m30s"
 
+// QuantileRule returns the recording-rule name of a latency SLO's
+// objective percentile over window.
+func QuantileRule(window string) string { return RuleQuantilePrefix + window }
+
 // ErrorRatioRule returns the recording-rule name of an SLO's error ratio
 // over window (a Prometheus duration such as 5m or 30d).
 func ErrorRatioRule(window string) string { return RuleErrorRatioPrefix + window }
@@ -80,7 +92,8 @@ func ErrorRatioRule(window string) string { return RuleErrorRatioPrefix + window
 // for tests that check that expressions refer only to what exists.
 func (s Spec) RecordingRules() []string {
 	s = s.WithDefaults()
-	names := []string{RuleBadSlice, RuleObjective, RuleErrorBudgetRemaining, ErrorRatioRule(s.BudgetPeriod), RuleErrorRatioSampled + s.RecordedWindows()[0]}
+	shortest := s.RecordedWindows()[0]
+	names := []string{RuleBadSlice, RuleObjective, RuleErrorBudgetRemaining, ErrorRatioRule(s.BudgetPeriod), RuleErrorRatioSampled + shortest, QuantileRule(shortest)}
 	for _, w := range s.RecordedWindows() {
 		names = append(names, ErrorRatioRule(w))
 	}

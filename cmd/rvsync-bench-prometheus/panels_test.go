@@ -192,8 +192,8 @@ func TestLoadPanelsStepAndRateInterval(t *testing.T) {
 		rate      string
 		start, to string // 15:04:05 of the aligned range, on the 3rd and the 4th
 	}{
-		{15 * time.Second, "List latency p95 by resource and kind", 20 * time.Second, "1m0s", "23:06:40", "05:06:40"},
-		{30 * time.Second, "List latency p95 by resource and kind", 30 * time.Second, "2m0s", "23:06:30", "05:06:30"},
+		{15 * time.Second, "Canary delivery latency p50 / p99", 20 * time.Second, "1m0s", "23:06:40", "05:06:40"},
+		{30 * time.Second, "Canary delivery latency p50 / p99", 30 * time.Second, "2m0s", "23:06:30", "05:06:30"},
 		{15 * time.Second, "List latency p95, worst", time.Minute, "1m15s", "23:06:00", "05:06:00"},
 		{30 * time.Second, "List latency p95, worst", time.Minute, "2m0s", "23:06:00", "05:06:00"},
 		{15 * time.Second, "Resources, worst first", 0, "1m0s", "05:06:47", "05:06:47"},

@@ -113,4 +113,23 @@ func TestNativeHistogramsWithCustomBuckets(t *testing.T) {
 			t.Errorf("p95 by cluster %v, want equal, in (2.5, 5]", got)
 		}
 	})
+	t.Run("the recorded quantile", func(t *testing.T) {
+		// the overview's trend reads the SLO rules' p95 of the probes
+		rec := slo.QuantileRule("5m")
+		p.waitQuery(t, 2*time.Minute, fmt.Sprintf(`count(%s{kind=%q}) == 2`, rec, catalog.KindProbe))
+		res, err := p.query(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, s := range res {
+			got[string(s.Metric["cluster"])] = float64(s.Value)
+		}
+		// the 95th of 100 is the 15th of the 20 in (2.5, 5]: 2.5 + 15/20 × 2.5
+		for _, cluster := range []string{"classic", "nhcb"} {
+			if math.Abs(got[cluster]-4.375) > 1e-9 {
+				t.Errorf("%s: %s = %v, want 4.375; all: %v", cluster, rec, got[cluster], got)
+			}
+		}
+	})
 }
