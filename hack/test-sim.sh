@@ -1,13 +1,14 @@
 #!/bin/sh
-# test-sim.sh BIN HISTORIES DURATION PAGES PAGE_DURATION FIRST_SEED
+# test-sim.sh BIN HISTORIES DURATION PAGES PAGE_DURATION FIRST_SEED [WIDEN]
 #
 # Runs the simulation's random histories on two processes (one per core):
 # HISTORIES histories of at most DURATION simulated each, checked against
-# every invariant, then PAGES histories of at most PAGE_DURATION with the
+# every invariant (drawing the dimensions WIDEN names beyond the default
+# world, -sim.widen), then PAGES histories of at most PAGE_DURATION with the
 # shipped rules evaluated and judged (false and missed pages). Prints each
 # half's summary and the seeds of failures; exits 1 if any failed.
 set -u
-bin=$1 histories=$2 duration=$3 pages=$4 pageduration=$5 seed=$6
+bin=$1 histories=$2 duration=$3 pages=$4 pageduration=$5 seed=$6 widen=${7:-}
 test=$bin/sim.test
 go test -c -o "$test" ./test/sim || exit 2
 half=$((histories / 2))
@@ -20,8 +21,8 @@ run() { # name, then test flags
 	"$test" -test.v -test.timeout 0 "$@" >"$bin/sim-$name.log" 2>&1
 	echo $? >"$bin/sim-$name.rc"
 }
-run a -test.run '^TestRandomHistories$' -sim.histories $half -sim.seed "$seed" -sim.duration "$duration" &
-run b -test.run '^TestRandomHistories$' -sim.histories $((histories - half)) -sim.seed $((seed + half)) -sim.duration "$duration" &
+run a -test.run '^TestRandomHistories$' -sim.histories $half -sim.seed "$seed" -sim.duration "$duration" -sim.widen "$widen" &
+run b -test.run '^TestRandomHistories$' -sim.histories $((histories - half)) -sim.seed $((seed + half)) -sim.duration "$duration" -sim.widen "$widen" &
 wait
 mid=$(date +%s)
 run pa -test.run '^TestRandomPages$' -sim.pages $phalf -sim.seed "$seed" -sim.pageduration "$pageduration" &
