@@ -74,13 +74,14 @@ type space struct {
 	mu        sync.Mutex
 	core      *proof.Space
 	sources   map[int32]headSource // every source it ever had, by id
+	checking  map[int32]bool       // sources whose settling read is in flight
 	nextID    int32
 	resources []*resource
 	dropped   uint64 // timeline entries dropped so far, as counted
 }
 
 func newSpace(name string, capacity int, base time.Time, interval time.Duration, log logr.Logger) *space {
-	return &space{name: name, log: log, core: proof.NewSpace(capacity, base, interval), sources: map[int32]headSource{}}
+	return &space{name: name, log: log, core: proof.NewSpace(capacity, base, interval), sources: map[int32]headSource{}, checking: map[int32]bool{}}
 }
 
 // addSource makes resource a head source of the space, once.
@@ -108,6 +109,36 @@ func (s *space) sourceOf(resource string) (headSource, bool) {
 		}
 	}
 	return headSource{}, false
+}
+
+// unsettled returns up to n sources whose etcd the samples have not
+// settled (proof.Space.Unsettled) and whose settling read is not in
+// flight, and marks them in flight; checked unmarks each.
+func (s *space) unsettled(n int) []headSource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []headSource
+	for _, id := range s.core.Unsettled(n) {
+		if !s.checking[id] {
+			s.checking[id] = true
+			out = append(out, s.sources[id])
+		}
+	}
+	return out
+}
+
+// checked records that the settling read of source id ended.
+func (s *space) checked(id int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.checking, id)
+}
+
+// isReference reports whether id is the space's reference source.
+func (s *space) isReference(id int32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.core.Reference() == id
 }
 
 // probed reports whether the space has a head source.
@@ -249,18 +280,53 @@ func (m *Monitor) regressed(sp *space, at time.Time) {
 }
 
 // probe reads the head of sp once: from its reference source, falling back
-// through the others.
-func (m *Monitor) probe(ctx context.Context, sp *space) {
+// through the others. Once the reference answered, it starts, in wg, the
+// reads of sources whose etcd is not settled (see checkSources).
+func (m *Monitor) probe(ctx context.Context, sp *space, wg *sync.WaitGroup) {
 	for _, src := range sp.order() {
 		sent := m.opts.Clock.Now()
-		pctx, cancel := context.WithTimeout(ctx, m.opts.ProbeTimeout)
-		rvs, err := src.read(pctx)
-		cancel()
+		rvs, err := m.read(ctx, src)
 		if err != nil && ctx.Err() != nil {
 			return
 		}
 		if _, _, answered := m.sample(sp, src, rvs, err, sent, m.opts.Clock.Now(), true); answered {
+			if sp.isReference(src.id) {
+				m.checkSources(ctx, sp, wg)
+			}
 			return
 		}
+	}
+}
+
+// read is one consistent read of src, bounded by the probe timeout.
+func (m *Monitor) read(ctx context.Context, src headSource) (string, error) {
+	pctx, cancel := context.WithTimeout(ctx, m.opts.ProbeTimeout)
+	defer cancel()
+	return src.read(pctx)
+}
+
+// checkReads is how many sources of a space whose etcd is not settled a
+// head probe reads beside its reference, each round: the exporter's 14
+// default resources are all read within four rounds of its start.
+const checkReads = 4
+
+// checkSources reads, in wg, sources of sp whose etcd the samples have not
+// settled, one consistent read each (a head sample, as a freshness read
+// is): the reference's next probe confirms each, or contradicts it until
+// it is found to read another etcd and moves to a space of its own. A
+// busy resource sends no freshness read, and with them off none does: a
+// resource of another etcd listed beside the reference would share its
+// head, and count its restores, for good.
+func (m *Monitor) checkSources(ctx context.Context, sp *space, wg *sync.WaitGroup) {
+	for _, src := range sp.unsettled(checkReads) {
+		wg.Go(func() {
+			defer sp.checked(src.id)
+			sent := m.opts.Clock.Now()
+			rvs, err := m.read(ctx, src)
+			if err != nil && ctx.Err() != nil {
+				return
+			}
+			m.sample(sp, src, rvs, err, sent, m.opts.Clock.Now(), false)
+		})
 	}
 }

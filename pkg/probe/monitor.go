@@ -329,7 +329,7 @@ func (m *Monitor) Start(ctx context.Context) error {
 				}
 				started[s] = true
 				wg.Go(func() {
-					wait.JitterUntilWithContext(ctx, func(ctx context.Context) { m.probe(ctx, s) }, m.opts.ProbeInterval, 0.1, true)
+					wait.JitterUntilWithContext(ctx, func(ctx context.Context) { m.probe(ctx, s, &wg) }, m.opts.ProbeInterval, 0.1, true)
 				})
 			}
 		}

@@ -111,14 +111,20 @@ func (r *resource) snapshot(now time.Time) (snapshot, bool) {
 	sp := r.space.Load()
 	informers := r.informerList()
 	s := snapshot{Resource: r.name, Space: sp.name, Synced: true, State: catalog.StateOK}
-	live := 0
+	live, unserved := 0, false
 	for _, in := range informers {
 		v := in.snapshot(sp, now)
 		if v.stopped {
 			continue
 		}
 		live++
+		unserved = unserved || v.state == catalog.StateUnserved
 		s.worst(v)
+	}
+	if unserved {
+		// a List answered 404 (a CRD deleted): nothing to watch, so no
+		// informer's silence, counting from before, is a stall of it
+		s.SilenceKnown, s.SilenceSeconds = false, 0
 	}
 	if live == 0 {
 		s.Synced = false

@@ -84,7 +84,11 @@ func newGatedStore(t *testing.T) *gatedStore {
 	return g
 }
 
-func (g *gatedStore) probe() { g.mon.probe(context.Background(), g.tr.space.Load()) }
+func (g *gatedStore) probe() {
+	var wg sync.WaitGroup
+	g.mon.probe(context.Background(), g.tr.space.Load(), &wg)
+	wg.Wait()
+}
 
 // modify delivers one Modified event per RV in (from, to] on the wire, each
 // of its own object.

@@ -568,6 +568,69 @@ func TestResourceOnAnotherEtcdIsNotAHeadSource(t *testing.T) {
 	}
 }
 
+// #39, premise 2: a resource of another etcd (events on one of its own, its
+// space not configured) that no freshness read samples (a busy resource,
+// or reads off) is read by the head probe until the reference settles it:
+// contradicted twice while the main etcd moves on, it gets a space of its
+// own, and a restore of the main etcd is no regression of it (simulation
+// seed 64 of -sim.widen=order).
+func TestAResourceOfAnotherEtcdThatNothingReadsGetsASpaceOfItsOwn(t *testing.T) {
+	w := newWorld(t, 5000)
+	events := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: "events"}, "")
+	otherRV := uint64(300) // its own etcd's revision
+	events.space.Load().addSource(events.name, func(context.Context) (string, error) {
+		otherRV += 3
+		return strconv.FormatUint(otherRV, 10), nil
+	})
+	w.probe(0)
+	w.sync(0.1)
+	for s := 5.0; s <= 60; s += 5 {
+		w.others(50)
+		w.probe(s)
+	}
+	if events.space.Load() == w.tr.space.Load() {
+		t.Fatalf("events, read below configmaps' head while it moved on, still shares its space after a minute of probes")
+	}
+	w.rv -= 1000 // the main etcd restored from a backup
+	for s := 65.0; s <= 120; s += 5 {
+		w.others(1)
+		w.probe(s)
+	}
+	if got := testutil.ToFloat64(w.tr.regressions); got != 1 {
+		t.Errorf("configmaps counted %v RV regressions of the main etcd's restore; want 1", got)
+	}
+	if got := testutil.ToFloat64(events.regressions); got != 0 {
+		t.Errorf("events counted %v RV regressions; its etcd never went back", got)
+	}
+}
+
+// A resource one of its informers found not served (its List answered
+// 404: a CRD deleted) has nothing to watch: another informer's silence,
+// still counting from before, is no stall of it (simulation seed 331365 of
+// -sim.widen=order,http1,informers,nostart,scopes).
+func TestAResourceNotServedHasNoWatchSilence(t *testing.T) {
+	w := newWorld(t, 100)
+	w.probe(0)
+	w.sync(0.1) // the first informer lists, then hears nothing
+	gone := &scriptedLW{listErr: apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "")}
+	lw2 := w.mon.instrument(w.tr, gone)
+	lw2.state.setHook(func(h *informerHooks) { h.synced = func() bool { return true } })
+	for s := 5.0; s <= 300; s += 5 {
+		w.probe(s)
+	}
+	w.at(300)
+	if _, err := lw2.ListWithContext(context.Background(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the second informer's List: %v, want not found", err)
+	}
+	sn := w.snap(301)
+	if sn.State != catalog.StateUnserved {
+		t.Fatalf("state %q, want %q", sn.State, catalog.StateUnserved)
+	}
+	if sn.SilenceKnown {
+		t.Errorf("watch silence %vs for a resource that is not served; want absent", sn.SilenceSeconds)
+	}
+}
+
 // #15.1: after an etcd restore, new canary writes (lower RVs) are not
 // "delivered" by the memory of the lost history.
 func TestCanaryAfterRestore(t *testing.T) {

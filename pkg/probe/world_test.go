@@ -76,7 +76,9 @@ func (w *world) at(s float64) { w.clock.SetTime(sec(s)) }
 // probe runs one head probe at s.
 func (w *world) probe(s float64) {
 	w.at(s)
-	w.mon.probe(context.Background(), w.tr.space.Load())
+	var wg sync.WaitGroup
+	w.mon.probe(context.Background(), w.tr.space.Load(), &wg)
+	wg.Wait()
 }
 
 // freshen sends, at s, the freshness reads that are due, and waits for

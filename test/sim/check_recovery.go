@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
 )
 
 // recoveryInvariant implements the docs/simulation.md row "recovery":
@@ -54,7 +55,10 @@ func (recoveryInvariant) check(c *Checker, v *resourceAt) {
 // past its start gets its first bookmark within a bookmark period);
 // head_unknown in a world whose monitor never starts (Setup.NoStart: no
 // head probe and no freshness read runs, so nothing answers for the head
-// and the state says so).
+// and the state says so); and in such a world, ahead_of_head for a
+// resource whose configured space mixes etcds (only the head probe's
+// check reads tell which etcd a resource reads, Monitor.checkSources, and
+// the state's runbook names a resource on another etcd as its cause).
 // docs/simulation.md: recovery, "state `ok` (`stateExpected`: ...)".
 func (c *Checker) stateExpected(v *resourceAt) bool {
 	firstBookmark := v.s.At.Sub(c.bookmarksAt[v.name]) <= time.Minute+15*time.Second
@@ -62,11 +66,28 @@ func (c *Checker) stateExpected(v *resourceAt) bool {
 	case catalog.StateOK, catalog.StateOpaqueRV:
 		return true
 	case catalog.StateAheadOfHead:
-		return v.lostHistory || v.listedInLoss
+		return v.lostHistory || v.listedInLoss || c.h.Setup.NoStart && c.mixedSpace(v.r)
 	case catalog.StateNoBookmarks:
 		return !v.allBookmarks || firstBookmark
 	case catalog.StateHeadUnknown:
 		return c.h.Setup.NoStart
+	}
+	return false
+}
+
+// mixedSpace reports whether r's configured RV space holds resources of
+// more than one etcd.
+func (c *Checker) mixedSpace(r Watched) bool {
+	etcd := func(w Watched) string {
+		if w.Etcd == "" {
+			return model.MainEtcd
+		}
+		return w.Etcd
+	}
+	for _, o := range c.h.Setup.Resources {
+		if o.Space == r.Space && etcd(o) != etcd(r) {
+			return true
+		}
 	}
 	return false
 }

@@ -190,8 +190,12 @@ var pageCorpus = []struct {
 		// stall alert came 105 s after the oracle's 6 min 30 s. A read that
 		// gets no answer cannot tell a frozen connection from one whose
 		// requests wait in the API server's queues while its watch streams.
+		// Paged in time since the head probe's check reads of 6 December:
+		// they move the caches at start, so the sessions' phases shift and
+		// none reopens just before the freeze any more. Not a fix of the
+		// class (200047 and 200123 still miss); kept so a change that
+		// misses it again shows.
 		name: "watches reopened just before their connection froze, not paged by 6015s (seed 7200509)",
-		lie:  "secrets|widgets.example.com", lieRule: "missed page",
 		h: History{Seed: 7200509, Duration: 152 * time.Minute, Background: 1000,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
 				Resources: []Watched{resConfigMaps, resSecrets, resWidgets, resMetrics}},

@@ -63,8 +63,17 @@ type Space struct {
 	own map[int32]held
 	// above: other sources' latest samples above the head, taken
 	// provisionally until the reference, asked after them, says
-	above   map[int32]held
-	backoff map[int32]backoff
+	above map[int32]held
+	// confirmed counts, per source, the samples the reference's head
+	// probe, asked after each answered, found at or below its own head (a
+	// consistent read of the reference's etcd), with the head moving on
+	// between them; a source is settled at confirmAfter (Unsettled). It is
+	// never taken back: a resource does not change etcd while its API
+	// server runs, and after a restore the watch caches frozen in the lost
+	// history contradict each other (which is why a contradiction needs
+	// the head moving on to count, see contradict)
+	confirmed map[int32]confirmation
+	backoff   map[int32]backoff
 	// contradicted counts, per source, the times the reference contradicted
 	// its samples while the reference's head moved on: a source is foreign
 	// only after foreignAfter such, not after one (API servers' watch caches
@@ -124,6 +133,18 @@ type held struct {
 // between them, make a source foreign.
 const foreignAfter = 2
 
+// confirmAfter is how many confirmations, with the reference moving on
+// between them, settle a source: two etcds whose revisions happen to lie
+// close confirm once by chance, rarely twice while both move.
+const confirmAfter = 2
+
+// confirmation is how often the reference confirmed one source, and its
+// head the latest time.
+type confirmation struct {
+	n   int
+	ref uint64
+}
+
 type backoff struct{ skip, failures int }
 
 // contradiction is how often the reference contradicted one source, and
@@ -153,7 +174,7 @@ const refFailover = 3
 // NewSpace returns a space whose timeline holds capacity runs, probed
 // every interval.
 func NewSpace(capacity int, base time.Time, interval time.Duration) *Space {
-	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, own: map[int32]held{}, above: map[int32]held{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
+	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, own: map[int32]held{}, above: map[int32]held{}, confirmed: map[int32]confirmation{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
 }
 
 // UnknownAfter is how old the latest head probe may get before the head is
@@ -203,6 +224,7 @@ func (s *Space) RemoveSource(id int32) {
 	delete(s.low, id)
 	delete(s.own, id)
 	delete(s.above, id)
+	delete(s.confirmed, id)
 	delete(s.backoff, id)
 	delete(s.contradicted, id)
 	if s.ref == id {
@@ -218,6 +240,28 @@ func (s *Space) Sources() []int32 { return slices.Clone(s.sources) }
 
 // Reference returns the reference source (-1: none).
 func (s *Space) Reference() int32 { return s.ref }
+
+// Unsettled returns up to n sources, in order, whose etcd the samples have
+// not settled: not confirmed by the reference confirmAfter times, nor
+// found foreign. Freshness reads sample only quiet
+// resources, and none when they are off; without a read of its own, a
+// resource of another etcd listed beside the reference would share its
+// head and its restores for good. The head probe reads these after the
+// reference answered (one consistent read each), until the reference
+// confirms each or its contradictions make it foreign. A source whose reads
+// fail is left out while it backs off (see Failed and Order).
+func (s *Space) Unsettled(n int) []int32 {
+	var out []int32
+	for _, id := range s.sources {
+		if len(out) == n {
+			break
+		}
+		if id != s.ref && s.confirmed[id].n < confirmAfter && s.backoff[id].skip == 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
 // Order returns the sources a head probe tries, in order: the reference
 // first; sources backing off after failures not at all this time.
@@ -331,6 +375,9 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 			}
 		}
 		v.Accepted = true
+		if id == s.ref && probe {
+			s.confirm(rv, sent)
+		}
 		if id == s.ref {
 			s.suspect = nil
 			// the reference is back or still at its etcd's head: lower
@@ -383,6 +430,9 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 			}
 			s.Timeline.Add(sent, recv, rv)
 			v.Accepted = true
+			if probe {
+				s.confirm(rv, sent)
+			}
 			return v
 		}
 		if s.suspect == nil {
@@ -421,6 +471,21 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 		s.holdLow(id, rv, sent, recv, latest)
 	}
 	return v
+}
+
+// confirm settles the sources whose samples above the head the
+// reference's probe at rv, sent at sent, answered after: at or above them,
+// they read its etcd (a source of a higher etcd reads above the reference,
+// and is contradicted; of a lower one, below the head, and is held low).
+func (s *Space) confirm(rv uint64, sent time.Time) {
+	for src, h := range s.above {
+		if h.rv <= rv && h.recv.Before(sent) {
+			if c := s.confirmed[src]; c.n == 0 || rv > c.ref {
+				s.confirmed[src] = confirmation{n: c.n + 1, ref: rv}
+			}
+			delete(s.above, src)
+		}
+	}
 }
 
 // holdLow holds a sample of another source below head until the

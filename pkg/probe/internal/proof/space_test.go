@@ -1,6 +1,7 @@
 package proof
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -436,5 +437,73 @@ func probeRising(sp *Space, base, step uint64) {
 	for i := uint64(1); i <= 10; i++ {
 		at := sec(float64(5 * i))
 		sp.Sample(0, base+step*i, true, at, at, true)
+	}
+}
+
+// TestASourceIsUnsettledUntilTheReferenceSettlesIt: every source but the
+// reference is unsettled until the reference's probe confirms it twice
+// while the head moves on (a read of its etcd) or contradicts it into
+// another space (a read of a lower or a higher etcd). A confirmed source
+// stays settled: after a restore, watch caches frozen in the lost history
+// contradict each other.
+func TestASourceIsUnsettledUntilTheReferenceSettlesIt(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	for id := range int32(4) {
+		sp.AddSource(id) // 0, the reference; 1 of its etcd; 2 of a lower, 3 of a higher one
+	}
+	if got := sp.Unsettled(10); !slices.Equal(got, []int32{1, 2, 3}) {
+		t.Fatalf("before any sample: unsettled %v, want [1 2 3]", got)
+	}
+	if got := sp.Unsettled(2); !slices.Equal(got, []int32{1, 2}) {
+		t.Errorf("at most 2: unsettled %v, want [1 2]", got)
+	}
+	// the higher etcd's provisional head hides the lower one's samples
+	// from the reference's next probe (its head is above theirs): the
+	// lower one is judged a round later
+	var foreign []int32
+	for round := range uint64(3) {
+		at := float64(10 * round)
+		foreign = append(foreign, sp.Sample(0, 1000+20*round, true, sec(at), sec(at), true).Foreign...)
+		for id, rv := range []uint64{1: 1000 + 20*round + 5, 2: 10 + round, 3: 50000 + round} {
+			if id > 0 && !slices.Contains(foreign, int32(id)) {
+				sp.Sample(int32(id), rv, true, sec(at+1), sec(at+1), false)
+			}
+		}
+		foreign = append(foreign, sp.Sample(0, 1000+20*round+10, true, sec(at+5), sec(at+5), true).Foreign...)
+		if round == 0 {
+			if got := sp.Unsettled(10); !slices.Equal(got, []int32{1, 2, 3}) {
+				t.Errorf("after one round: unsettled %v, want [1 2 3] (one confirmation, one contradiction each)", got)
+			}
+		}
+	}
+	slices.Sort(foreign)
+	if !slices.Equal(foreign, []int32{2, 3}) {
+		t.Errorf("foreign %v, want [2 3]: the lower and the higher etcd's sources", foreign)
+	}
+	if got := sp.Unsettled(10); len(got) != 0 {
+		t.Errorf("after three rounds: unsettled %v, want none", got)
+	}
+	// a restore the probe has not seen: source 1's cache, frozen in the
+	// lost history one revision below the reference's, contradicts it
+	sp.Sample(1, 1059, true, sec(31), sec(31), false)
+	sp.Sample(0, 1060, true, sec(35), sec(35), true)
+	if got := sp.Unsettled(10); len(got) != 0 {
+		t.Errorf("a confirmed source contradicted once: unsettled %v, want none", got)
+	}
+}
+
+// TestAFailingSourceIsCheckedAtItsBackoff: a source whose reads keep
+// failing is left out of Unsettled while it backs off, as the head probe's
+// fallback order leaves it out, and comes back when its backoff ran out.
+func TestAFailingSourceIsCheckedAtItsBackoff(t *testing.T) {
+	sp := twoSources()
+	sp.Failed(1)
+	sp.Failed(1) // the second failure in a row skips a round
+	if got := sp.Unsettled(10); len(got) != 0 {
+		t.Errorf("backing off: unsettled %v, want none", got)
+	}
+	sp.Order() // a probe round passes
+	if got := sp.Unsettled(10); !slices.Equal(got, []int32{1}) {
+		t.Errorf("after its backoff: unsettled %v, want [1]", got)
 	}
 }
