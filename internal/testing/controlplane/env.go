@@ -33,6 +33,18 @@ type Options struct {
 	// each with its own watch cache, behind a round-robin TCP load balancer
 	// (see HA); Config then reaches them through the balancer. 0 or 1 runs one.
 	APIServers int
+	// EtcdOverrides are resources kube-apiserver stores in an etcd of
+	// their own (--etcd-servers-overrides), as large clusters store
+	// events: each "group/resource", the core group empty ("/events").
+	// One more single-member etcd holds them all (Env.OverrideEtcd), run
+	// with EtcdArgs too; their resource versions are its revisions, a
+	// counter unrelated to the main etcd's.
+	EtcdOverrides []string
+	// OverrideEtcdRevision is the revision the etcd of EtcdOverrides
+	// reaches before kube-apiserver starts (one key written over and
+	// over), so that its resource versions stand that far above the main
+	// etcd's; 0 leaves it where a new etcd starts, at 1.
+	OverrideEtcdRevision int64
 	// LogDir, if set, receives the output of kube-apiserver as
 	// kube-apiserver.log (kube-apiserver-<i>.log for the others of an HA
 	// control plane) and of each etcd cluster member as <member>.log;
@@ -53,9 +65,11 @@ type Env struct {
 	// HA is the API servers and their balancer when Options.APIServers > 1,
 	// else nil.
 	HA *HA
-	// dir holds the data of envtest's etcd and kube-apiserver's
-	// certificates, so that every process a start ran names it (see
-	// sweep); Stop removes it.
+	// OverrideEtcd is the etcd of Options.EtcdOverrides, else nil.
+	OverrideEtcd *EtcdMember
+	// dir holds the data of envtest's etcd and of OverrideEtcd and
+	// kube-apiserver's certificates, so that every process a start ran
+	// names it (see sweep); Stop removes it.
 	dir string
 	// etcdDir holds the data of the cluster members envtest does not run.
 	etcdDir string
@@ -192,6 +206,14 @@ func start(opts Options) (*Env, error) {
 			env.ControlPlane.Etcd.Configure().Set(k, v)
 		}
 	}
+	if len(opts.EtcdOverrides) > 0 {
+		flag, err := e.startOverrideEtcd(etcd, opts.EtcdOverrides, etcdArgs, opts.OverrideEtcdRevision, opts.LogDir)
+		if err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+		args.Set("etcd-servers-overrides", flag)
+	}
 	// one control plane starts at a time on this machine: kube-apiserver
 	// exits when its post-start hooks time out (the gate saw "PostStartHook
 	// priority-and-fairness-config-producer failed: timed out" with two
@@ -248,6 +270,10 @@ func (e *Env) Stop() error {
 		errs = append(errs, e.Environment.ControlPlane.APIServer.Stop(), e.Etcd.Stop())
 	}
 	errs = append(errs, e.Environment.Stop())
+	if e.OverrideEtcd != nil && e.OverrideEtcd.Process != nil {
+		// after kube-apiserver, which envtest stopped
+		errs = append(errs, e.OverrideEtcd.Process.Stop(etcdMemberGrace))
+	}
 	if e.etcdDir != "" {
 		errs = append(errs, os.RemoveAll(e.etcdDir))
 	}

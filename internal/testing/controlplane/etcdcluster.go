@@ -72,39 +72,12 @@ func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir 
 	c := &EtcdCluster{ids: map[uint64]*EtcdMember{}}
 	var initial []string
 	for i := range n {
-		client, err := process.FreeAddr()
+		m, err := newEtcdMember(fmt.Sprintf("etcd-%d", i), logs)
 		if err != nil {
 			return nil, err
-		}
-		peer, err := process.FreeAddr()
-		if err != nil {
-			return nil, err
-		}
-		m := &EtcdMember{Name: fmt.Sprintf("etcd-%d", i), ClientURL: "http://" + client, PeerURL: "http://" + peer}
-		if logs != nil {
-			f, err := logs(m.Name)
-			if err != nil {
-				return nil, err
-			}
-			m.log = f
 		}
 		c.Members = append(c.Members, m)
 		initial = append(initial, m.Name+"="+m.PeerURL)
-	}
-	flags := func(m *EtcdMember) map[string]string {
-		f := map[string]string{
-			"name":                        m.Name,
-			"listen-client-urls":          m.ClientURL,
-			"advertise-client-urls":       m.ClientURL,
-			"listen-peer-urls":            m.PeerURL,
-			"initial-advertise-peer-urls": m.PeerURL,
-			"initial-cluster":             strings.Join(initial, ","),
-			"initial-cluster-state":       "new",
-			"initial-cluster-token":       "rvsync-test",
-			"unsafe-no-fsync":             "true",
-		}
-		maps.Copy(f, extraArgs)
-		return f
 	}
 
 	first := c.Members[0]
@@ -114,7 +87,7 @@ func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir 
 	}
 	etcd.URL = u
 	args := etcd.Configure()
-	for k, v := range flags(first) {
+	for k, v := range first.flags(initial, extraArgs) {
 		args.Set(k, v)
 	}
 	if first.log != nil {
@@ -123,18 +96,74 @@ func newEtcdCluster(etcd *envtest.Etcd, n int, extraArgs map[string]string, dir 
 
 	for _, m := range c.Members[1:] {
 		m.DataDir = filepath.Join(dir, m.Name)
-		var argv []string
-		for k, v := range flags(m) {
-			argv = append(argv, "--"+k+"="+v)
-		}
-		argv = append(argv, "--data-dir="+m.DataDir)
-		m.Process = &process.Process{Path: etcd.Path, Args: argv, Log: m.log}
-		if err := m.Process.Start(); err != nil {
+		if err := m.start(etcd.Path, initial, extraArgs); err != nil {
 			_ = c.Stop()
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// newEtcdMember chooses the ports of a member named name; logs, if not
+// nil, opens its log.
+func newEtcdMember(name string, logs func(member string) (*os.File, error)) (*EtcdMember, error) {
+	client, err := process.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	peer, err := process.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	m := &EtcdMember{Name: name, ClientURL: "http://" + client, PeerURL: "http://" + peer}
+	if logs != nil {
+		f, err := logs(m.Name)
+		if err != nil {
+			return nil, err
+		}
+		m.log = f
+	}
+	return m, nil
+}
+
+// flags are m's etcd flags in the cluster whose members are initial
+// (name=peer URL), extraArgs over them.
+func (m *EtcdMember) flags(initial []string, extraArgs map[string]string) map[string]string {
+	f := map[string]string{
+		"name":                        m.Name,
+		"listen-client-urls":          m.ClientURL,
+		"advertise-client-urls":       m.ClientURL,
+		"listen-peer-urls":            m.PeerURL,
+		"initial-advertise-peer-urls": m.PeerURL,
+		"initial-cluster":             strings.Join(initial, ","),
+		"initial-cluster-state":       "new",
+		"initial-cluster-token":       "rvsync-test",
+		"unsafe-no-fsync":             "true",
+	}
+	maps.Copy(f, extraArgs)
+	return f
+}
+
+// start runs m, a process of the etcd binary path, on its data directory,
+// with its flags in the cluster whose members are initial.
+func (m *EtcdMember) start(path string, initial []string, extraArgs map[string]string) error {
+	var argv []string
+	for k, v := range m.flags(initial, extraArgs) {
+		argv = append(argv, "--"+k+"="+v)
+	}
+	argv = append(argv, "--data-dir="+m.DataDir)
+	m.Process = &process.Process{Path: path, Args: argv, Log: m.log}
+	return m.Process.Start()
+}
+
+// waitHealthy waits until m answers healthy: it runs and follows a leader.
+func (m *EtcdMember) waitHealthy(ctx context.Context) error {
+	return process.Poll(ctx, m.Name+" healthy", func(ctx context.Context) error {
+		if m.Process.Exited() {
+			return process.ErrExited
+		}
+		return process.GetOK(ctx, m.ClientURL+"/health")
+	})
 }
 
 // adoptFirst finds member 0, started by envtest, in /proc so that it can
@@ -335,16 +364,10 @@ func (c *EtcdCluster) RestartMember(ctx context.Context, m *EtcdMember) error {
 	if err := m.Process.Start(); err != nil {
 		return err
 	}
-	err := process.Poll(ctx, m.Name+" healthy", func(ctx context.Context) error {
-		if m.Process.Exited() {
-			return process.ErrExited
-		}
-		return process.GetOK(ctx, m.ClientURL+"/health")
-	})
-	if err != nil {
+	if err := m.waitHealthy(ctx); err != nil {
 		return err
 	}
-	_, _, err = c.WaitLeader(ctx)
+	_, _, err := c.WaitLeader(ctx)
 	return err
 }
 

@@ -22,7 +22,7 @@ import (
 // that needed longer on a loaded machine failed every start. Here the API
 // server never answers and ignores SIGTERM: each start must wait the
 // timeout Start sets, and a failed start leave none of its processes
-// behind.
+// behind, the etcd of EtcdOverrides included.
 func TestAFailedStartWaitsItsTimeoutAndLeavesNothingRunning(t *testing.T) {
 	_, etcd, err := Binaries()
 	if err != nil {
@@ -40,18 +40,23 @@ while :; do sleep 1; done
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// every directory of the start, so every process of it names this one
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	t.Setenv(EnvKubeAPIServer, fake)
 	t.Setenv(EnvEtcd, etcd)
 	defer func(d time.Duration) { startTimeout = d }(startTimeout)
 	startTimeout = 3 * time.Second
 	defer func() { // whatever the outcome, nothing of this test stays
-		left, _ := process.Naming(fake)
-		for _, p := range left {
-			_ = p.Kill()
+		for _, s := range []string{fake, tmp} {
+			left, _ := process.Naming(s)
+			for _, p := range left {
+				_ = p.Kill()
+			}
 		}
 	}()
 
-	e, err := start(Options{})
+	e, err := start(Options{EtcdOverrides: []string{"/events"}})
 	if err == nil {
 		_ = e.Stop()
 		t.Fatal("a control plane started with a kube-apiserver that never answers")
@@ -63,6 +68,12 @@ while :; do sleep 1; done
 	}
 	for _, p := range left {
 		t.Errorf("a kube-apiserver of the failed start is still running: %s", p)
+	}
+	if left, err = process.Naming(tmp); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range left {
+		t.Errorf("a process of the failed start is still running: %s", p)
 	}
 
 	raw, err := os.ReadFile(starts)

@@ -82,6 +82,23 @@ func (m Metrics) Value(name string, labels map[string]string) (float64, bool) {
 	return 0, false
 }
 
+// LabelValue returns label's value on the series of family name that
+// matches labels and is set (its value not 0): the state a one-hot family
+// such as rvsync_resource_state says, or what an info series names.
+func (m Metrics) LabelValue(name string, labels map[string]string, label string) (string, bool) {
+	for _, mt := range m[name].GetMetric() {
+		if !matches(mt, labels) || mt.GetGauge().GetValue()+mt.GetCounter().GetValue()+mt.GetUntyped().GetValue() == 0 {
+			continue
+		}
+		for _, lp := range mt.GetLabel() {
+			if lp.GetName() == label {
+				return lp.GetValue(), true
+			}
+		}
+	}
+	return "", false
+}
+
 // Sum adds the values of every gauge or counter series of name matching labels.
 func (m Metrics) Sum(name string, labels map[string]string) float64 {
 	total := 0.0

@@ -4,8 +4,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // A scrape polled until a target answers must reach the target as it is at
@@ -38,5 +42,37 @@ func TestEachScrapeDialsANewConnection(t *testing.T) {
 	}
 	if got := conns.Load(); got != 3 {
 		t.Errorf("3 scrapes opened %d connections, want 3 (one each)", got)
+	}
+}
+
+// LabelValue reads the state a one-hot family sets and the space an info
+// series names, and nothing from a series that is not set or not asked.
+func TestLabelValue(t *testing.T) {
+	text := `# TYPE rvsync_resource_state gauge
+rvsync_resource_state{resource="events",state="ok"} 0
+rvsync_resource_state{resource="events",state="ahead_of_head"} 1
+rvsync_resource_state{resource="pods",state="ok"} 1
+# TYPE rvsync_resource_info gauge
+rvsync_resource_info{resource="events",space="events"} 1
+`
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	m, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		family, resource, label, want string
+		ok                            bool
+	}{
+		{"rvsync_resource_state", "events", "state", "ahead_of_head", true},
+		{"rvsync_resource_state", "pods", "state", "ok", true},
+		{"rvsync_resource_info", "events", "space", "events", true},
+		{"rvsync_resource_info", "pods", "space", "", false},
+		{"rvsync_absent", "events", "space", "", false},
+	} {
+		got, ok := Metrics(m).LabelValue(c.family, map[string]string{"resource": c.resource}, c.label)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s{resource=%q} %s: %q, %v; want %q, %v", c.family, c.resource, c.label, got, ok, c.want, c.ok)
+		}
 	}
 }

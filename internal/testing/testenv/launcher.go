@@ -47,6 +47,8 @@ var (
 	NewDeployment   = workload.NewDeployment
 	// ChurnDeployments is workload.ChurnDeployments.
 	ChurnDeployments = workload.ChurnDeployments
+	// ChurnEvents is workload.ChurnEvents.
+	ChurnEvents = workload.ChurnEvents
 )
 
 // Names of the control-plane and exporter launchers.

@@ -58,6 +58,26 @@ func upsertConfigMap(ctx context.Context, c kubernetes.Interface, ns, name strin
 // are retried on the next tick, so it survives API-server faults. It returns
 // the number of successful writes.
 func Churn(ctx context.Context, c kubernetes.Interface, ns string, objects int, rate float64) int {
+	return churn(ctx, objects, rate, func(ctx context.Context, name string) error {
+		_, err := upsertConfigMap(ctx, c, ns, name)
+		return err
+	})
+}
+
+// ChurnEvents is Churn for core Events: `objects` Events in ns, each
+// about a ConfigMap of its name, updated round-robin at about rate writes
+// per second. A cluster that keeps events in an etcd of their own
+// (--etcd-servers-overrides) writes them there.
+func ChurnEvents(ctx context.Context, c kubernetes.Interface, ns string, objects int, rate float64) int {
+	return churn(ctx, objects, rate, func(ctx context.Context, name string) error {
+		return upsertEvent(ctx, c, ns, name)
+	})
+}
+
+// churn writes objects churn-0…churn-(objects-1) round-robin at about
+// rate writes per second with write, as Churn says, and returns the
+// number of successful writes.
+func churn(ctx context.Context, objects int, rate float64, write func(ctx context.Context, name string) error) int {
 	workers := max(1, int(rate/40))
 	var writes atomic.Int64
 	var wg sync.WaitGroup
@@ -72,7 +92,7 @@ func Churn(ctx context.Context, c kubernetes.Interface, ns string, objects int, 
 				case <-tick.C:
 				}
 				wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				if _, err := upsertConfigMap(wctx, c, ns, fmt.Sprintf("churn-%d", i%objects)); err == nil {
+				if err := write(wctx, fmt.Sprintf("churn-%d", i%objects)); err == nil {
 					writes.Add(1)
 				}
 				cancel()
@@ -81,6 +101,29 @@ func Churn(ctx context.Context, c kubernetes.Interface, ns string, objects int, 
 	}
 	wg.Wait()
 	return int(writes.Load())
+}
+
+// upsertEvent creates Event name in ns, or counts one more occurrence of it.
+func upsertEvent(ctx context.Context, c kubernetes.Interface, ns, name string) error {
+	events := c.CoreV1().Events(ns)
+	now := metav1.Now()
+	ev, err := events.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = events.Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: name},
+			InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name},
+			Reason:         "Churn", Message: "written by the test workload", Type: corev1.EventTypeNormal,
+			Source: corev1.EventSource{Component: "rvsync-workload"}, FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	ev.Count++
+	ev.LastTimestamp = now
+	_, err = events.Update(ctx, ev, metav1.UpdateOptions{})
+	return err
 }
 
 // ChurnDeployments keeps n Deployments in ns and bumps one's spec (and so
