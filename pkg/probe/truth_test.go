@@ -547,13 +547,7 @@ func TestSeveralInformersOfOneResource(t *testing.T) {
 // the other resources' head.
 func TestResourceOnAnotherEtcdIsNotAHeadSource(t *testing.T) {
 	w := newWorld(t, 5000)
-	events := schema.GroupVersionResource{Version: "v1", Resource: "events"}
-	other := w.mon.track(events, "")
-	otherRV := uint64(300) // its own etcd's revision
-	other.space.Load().addSource(other.name, func(context.Context) (string, error) {
-		otherRV += 3
-		return strconv.FormatUint(otherRV, 10), nil
-	})
+	w.otherEtcd("events", 300)
 	w.probe(0)
 	w.sync(0.1)
 	w.probeErr = apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("rbac"))
@@ -576,12 +570,7 @@ func TestResourceOnAnotherEtcdIsNotAHeadSource(t *testing.T) {
 // seed 64 of -sim.widen=order).
 func TestAResourceOfAnotherEtcdThatNothingReadsGetsASpaceOfItsOwn(t *testing.T) {
 	w := newWorld(t, 5000)
-	events := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: "events"}, "")
-	otherRV := uint64(300) // its own etcd's revision
-	events.space.Load().addSource(events.name, func(context.Context) (string, error) {
-		otherRV += 3
-		return strconv.FormatUint(otherRV, 10), nil
-	})
+	events := w.otherEtcd("events", 300)
 	w.probe(0)
 	w.sync(0.1)
 	for s := 5.0; s <= 60; s += 5 {

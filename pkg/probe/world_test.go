@@ -138,6 +138,18 @@ func (w *world) endWatch(s float64) {
 // write commits one write to this resource; it returns its RV.
 func (w *world) write() uint64 { w.rv++; return w.rv }
 
+// otherEtcd watches resource (of the core group) in the default RV space,
+// though it lives on an etcd of its own, at revision rv: its head reads
+// answer that etcd's revision, 3 more each time.
+func (w *world) otherEtcd(resource string, rv uint64) *resource {
+	r := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: resource}, "")
+	r.space.Load().addSource(r.name, func(context.Context) (string, error) {
+		rv += 3
+		return strconv.FormatUint(rv, 10), nil
+	})
+	return r
+}
+
 // others commits n writes to other resources of the same etcd.
 func (w *world) others(n uint64) { w.rv += n }
 
