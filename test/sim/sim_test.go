@@ -256,10 +256,15 @@ func TestSeed(t *testing.T) {
 			t.Logf("fired: %v", f)
 		}
 		t.Logf("rules evaluated in %v", time.Since(began))
+		// judged as TestRandomPages judges it, so its "trace it" line
+		// shows the same false or missed pages
+		for _, v := range CheckPages(h, scrapes, fired) {
+			t.Errorf("page: %v", v)
+		}
 	}
 }
 
 // epoch is when every synctest bubble's clock starts.
 var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-var rulesEvery = flag.Duration("sim.rules", 0, "TestSeed: evaluate the shipped rules every this often on the history's scrapes and log what fired")
+var rulesEvery = flag.Duration("sim.rules", 0, "TestSeed: evaluate the shipped rules every this often on the history's scrapes, log what fired and judge the pages (false and missed)")
