@@ -690,6 +690,16 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "freeze", Start: 998 * time.Second, Dur: 6 * time.Minute, Host: "informers", Reset: true}, {Kind: "delete-crd", Start: 1520 * time.Second, Dur: 6 * time.Minute, Resource: "deployments.apps"}},
 		},
 	},
+	{
+		caught: "the default world (seeds 340001-343000 on 6 December, seed 342002, shrunk; failing on the code before that day's changes too): configmaps alone, written every 20 s, no canary, freshness reads on, etcd's 5-s progress notify, its watch cache stuck for 2 min and later for 15 min: from 88 s into the second stall RV lag 0 while the cache lacked 6 changes (staleness grew right). Seen in its trace, not fixed: the stuck cache's session, which got no bookmark until its timeout, was learned as a bookmark interval (the period went from 61 s to 305 s at 900 s), so RV lag waits two such periods of silence, and readUnmet a 305-s cadence, before the unmet read shows the store behind",
+		lie:    "configmaps", lieRule: "lag 0 while missing",
+		h: History{Seed: 342002, Duration: 17 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 17 * time.Minute, Rate: 0.05, Keys: 20}},
+			Faults: []Fault{{Kind: "stuck", Start: 233 * time.Second, Dur: 2 * time.Minute, Resource: "configmaps"}, {Kind: "stuck", Start: 824 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
