@@ -700,6 +700,14 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "stuck", Start: 233 * time.Second, Dur: 2 * time.Minute, Resource: "configmaps"}, {Kind: "stuck", Start: 824 * time.Second, Dur: 15 * time.Minute, Resource: "configmaps"}},
 		},
 	},
+	{
+		caught: "the head probe's check reads of 6 December, first version (-sim.widen=order,http1,informers,nostart,scopes, seed 332625, shrunk to 3 minutes without a fault): an aggregated resource with resource versions that are not integers listed first, no canary, events on an etcd 10 million revisions ahead: events' check read answered before any reference had answered with an integer, so its head became the space's head for lag, and stayed its maximum after the reference's lower answer dropped events' sample: configmaps read RV lag 9,997,501 on a complete store; the reference's answer now takes the head down with the samples it drops (TestAHeadOfAnotherEtcdDroppedIsNoLongerTheHead)",
+		h: History{Seed: 332625, Duration: 3 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, HTTP1: true,
+				Resources: []Watched{{ResourceSpec: resMetrics.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Loads: []Load{{Resource: "configmaps", Start: 0, End: 3 * time.Minute, Rate: 0.05, Keys: 5}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

@@ -422,6 +422,9 @@ func (s *Space) sample(id int32, rv uint64, integer bool, sent, recv time.Time, 
 			// the reference moved on between two (several at once: the
 			// resources of another etcd, read in one round)
 			s.Timeline.TruncateAbove(rv)
+			// a head of theirs taken before the reference first answered
+			// goes too
+			s.refHead = min(s.refHead, rv)
 			for src, h := range s.above {
 				if h.rv > rv && h.recv.Before(sent) {
 					delete(s.above, src)

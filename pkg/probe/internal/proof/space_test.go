@@ -507,3 +507,17 @@ func TestAFailingSourceIsCheckedAtItsBackoff(t *testing.T) {
 		t.Errorf("after its backoff: unsettled %v, want [1]", got)
 	}
 }
+
+// TestAHeadOfAnotherEtcdDroppedIsNoLongerTheHead: a source of another,
+// higher etcd answers before the reference ever did (the head probe's check
+// reads go out beside the first probe); when the reference's answer below
+// it drops it, the space's head for lag is the reference's, not the higher
+// one kept (simulation seed 332625: a lag of 9,997,501 on a complete store).
+func TestAHeadOfAnotherEtcdDroppedIsNoLongerTheHead(t *testing.T) {
+	sp := twoSources()
+	sp.Sample(1, 10_000_000, true, sec(0), sec(0.1), false)
+	sp.Sample(0, 1100, true, sec(5), sec(5), true)
+	if head, _, ok := sp.Head(); !ok || head != 1100 {
+		t.Errorf("head %d (known %v), want the reference's 1100", head, ok)
+	}
+}
