@@ -238,11 +238,8 @@ type resourceAt struct {
 func (c *Checker) observe(s Scrape, r Watched) *resourceAt {
 	since := s.At.Sub(c.start)
 	name := r.Name()
-	v := &resourceAt{s: s, r: r, name: name, sig: SignalsOf(s.Families, name), truth: s.Truth[name], etcd: r.Etcd}
+	v := &resourceAt{s: s, r: r, name: name, sig: SignalsOf(s.Families, name), truth: s.Truth[name], etcd: r.EtcdName()}
 	truth := v.truth
-	if v.etcd == "" {
-		v.etcd = "main"
-	}
 	v.fresh = s.At
 	v.allLive, v.allBookmarks, v.lostHistory = true, true, truth.CachesLost
 	v.restored = c.lastRestore(v.etcd, since)

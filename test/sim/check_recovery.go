@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
-	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
 )
 
 // recoveryInvariant implements the docs/simulation.md row "recovery":
@@ -78,14 +77,8 @@ func (c *Checker) stateExpected(v *resourceAt) bool {
 // mixedSpace reports whether r's configured RV space holds resources of
 // more than one etcd.
 func (c *Checker) mixedSpace(r Watched) bool {
-	etcd := func(w Watched) string {
-		if w.Etcd == "" {
-			return model.MainEtcd
-		}
-		return w.Etcd
-	}
 	for _, o := range c.h.Setup.Resources {
-		if o.Space == r.Space && etcd(o) != etcd(r) {
+		if o.Space == r.Space && o.EtcdName() != r.EtcdName() {
 			return true
 		}
 	}

@@ -152,10 +152,7 @@ func (c *Checker) unprovable(r Watched, now time.Time) bool {
 	if !c.h.Setup.NoFreshnessReads {
 		return false
 	}
-	etcd := r.Etcd
-	if etcd == "" {
-		etcd = "main"
-	}
+	etcd := r.EtcdName()
 	for _, e := range c.h.Setup.Etcds {
 		if e.Name == etcd {
 			return e.ProgressNotify == 0 || e.ProgressNotify >= 10*time.Minute

@@ -71,6 +71,14 @@ type Watched struct {
 	Informers []Informer
 }
 
+// EtcdName is the etcd the resource is stored in: its Etcd, or the main one.
+func (w Watched) EtcdName() string {
+	if w.Etcd == "" {
+		return model.MainEtcd
+	}
+	return w.Etcd
+}
+
 // Name returns the resource's `resource` label value.
 func (w Watched) Name() string {
 	if w.Group == "" {
@@ -457,10 +465,7 @@ func (w *World) scrape() {
 	}
 	w.Cluster.Do(func(tx *model.Tx) {
 		for _, r := range w.Setup.Resources {
-			etcd := r.Etcd
-			if etcd == "" {
-				etcd = model.MainEtcd
-			}
+			etcd := r.EtcdName()
 			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd), CachesTainted: tx.CachesTainted(etcd)}
 			for i, in := range r.Informers {
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
