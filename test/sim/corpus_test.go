@@ -623,8 +623,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "the stretched-sawtooth class (seed 311482 of the same run): secrets idle, clients on HTTP/1.1, etcd's 10-minute progress notify, secrets' resource gone for 2 min: the first sawtooth after the relist, 109 s, learned as the proof period (healthy: at most 80 s)",
-		lie:    "secrets", lieRule: "proof period above the healthy sawtooth",
+		caught: "the stretched-sawtooth class (seed 311482 of the same run): secrets idle, clients on HTTP/1.1, etcd's 10-minute progress notify, secrets' resource gone for 2 min: the first sawtooth after the relist, 109 s, learned as the proof period (healthy: at most 80 s); fixed 6 December: a sawtooth opened by a list rises from the list's end, where the new watch's cadence began (TestASawtoothOpenedByAListRisesFromItsEnd)",
 		h: History{Seed: 311482, Duration: 26 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, ListLatency: 2 * time.Second, HTTP1: true,
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}}}, {ResourceSpec: resSecrets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
@@ -709,8 +708,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 331077, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142; not triaged",
-		lie:    "widgets.example.com", lieRule: "proof period above the healthy sawtooth",
+		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 331077, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142, a relist inside it; fixed 6 December: a sawtooth opened by a list rises from the list's end, where the new watch's cadence began (TestASawtoothOpenedByAListRisesFromItsEnd)",
 		h: History{Seed: 331077, Duration: 22 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second,
 				Resources: []Watched{{ResourceSpec: resNoBookmark.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, SlowStore: 0, Namespace: "quiet"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, SlowStore: 0, Namespace: "quiet"}}}}},
@@ -749,8 +747,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 331495, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142; not triaged",
-		lie:    "widgets.example.com", lieRule: "proof period above the healthy sawtooth",
+		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 331495, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142, a relist inside it; fixed 6 December: a sawtooth opened by a list rises from the list's end, where the new watch's cadence began (TestASawtoothOpenedByAListRisesFromItsEnd)",
 		h: History{Seed: 331495, Duration: 15 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 600000000000}}, ListLatency: 2 * time.Second, HTTP1: true,
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-quiet", Embedded: true, SlowStore: 0, Namespace: "quiet"}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}}},
@@ -759,8 +756,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 332341, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142; not triaged",
-		lie:    "widgets.example.com", lieRule: "proof period above the healthy sawtooth",
+		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 332341, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142, a relist inside it; fixed 6 December: a sawtooth opened by a list rises from the list's end, where the new watch's cadence began (TestASawtoothOpenedByAListRisesFromItsEnd)",
 		h: History{Seed: 332341, Duration: 25 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, DispatchLag: 1 * time.Second,
 				Resources: []Watched{{ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}}}}},
@@ -779,8 +775,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 332529, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142; not triaged",
-		lie:    "widgets.example.com", lieRule: "proof period above the healthy sawtooth",
+		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 332529, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142, a relist inside it; fixed 6 December: a sawtooth opened by a list rises from the list's end, where the new watch's cadence began (TestASawtoothOpenedByAListRisesFromItsEnd)",
 		h: History{Seed: 332529, Duration: 26 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, HTTP1: true,
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resEvents.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}}},
@@ -799,8 +794,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 332721, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142; not triaged",
-		lie:    "configmaps", lieRule: "proof period above the healthy sawtooth",
+		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 331001-331600 and 332001-333000 on 6 December (seed 332721, shrunk), failing on the code before that day's check reads too: the stretched-sawtooth class of 311142, a relist inside it; fixed 6 December: a sawtooth opened by a list rises from the list's end, where the new watch's cadence began (TestASawtoothOpenedByAListRisesFromItsEnd)",
 		h: History{Seed: 332721, Duration: 26 * time.Minute, Background: 10,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second,
 				Resources: []Watched{{ResourceSpec: resNoBookmark.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, SlowStore: 0, Namespace: "quiet"}}}}},

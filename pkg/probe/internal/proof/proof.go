@@ -480,7 +480,12 @@ func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 	}
 	p.settleLag(env)
 	if !sawtooth.IsZero() && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) && !p.readFailed.After(p.fresh) {
-		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(maxTime(p.fresh, sawtooth))})
+		// a sawtooth opened by a list rises from the list's end, when
+		// the new watch's cadence began: the staleness the list brought
+		// with it (a watch cache's old RV, the list's own latency, the
+		// wait for the watch to start) is the relist's, not the cadence's
+		start := maxTime(maxTime(p.fresh, sawtooth), p.listAt)
+		p.peaks = append(p.peaks, peak{at: env.Now, peak: env.Now.Sub(start)})
 		if len(p.peaks) > maxPeaks {
 			p.peaks = p.peaks[1:]
 		}

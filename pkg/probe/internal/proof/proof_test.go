@@ -825,6 +825,47 @@ func TestASawtoothAcrossAFailedReadTeachesNothing(t *testing.T) {
 	}
 }
 
+// A sawtooth opened by a list rises from the list's end: the staleness a
+// relist from a quiet watch cache brings with it (the cache's old RV, the
+// list's latency, the new watch's start) is the relist's, not the
+// cadence's. The first sawtooth after such a relist, 110 s on a server
+// whose healthy sawtooth is a minute, was learned as the proof period for
+// 30 min (simulation seed 311482 of -sim.widen: secrets' resource gone for
+// 2 min, clients on HTTP/1.1; five more seeds of that run alike, after
+// CRDs re-created and an API server restarted).
+func TestASawtoothOpenedByAListRisesFromItsEnd(t *testing.T) {
+	sp, w, p, env := listedWithoutReads()
+	head := func(s int) uint64 { return uint64(1000 + 10*s) }
+	bookmark := func(s int, rv uint64) {
+		w.Received(sec(float64(s)), true)
+		p.ApplyBookmark(rv, sec(float64(s)), env(sec(float64(s))))
+	}
+	for s := 5; s <= 900; s += 5 {
+		at := sec(float64(s))
+		sp.Sample(0, head(s), true, at, at, true)
+		switch {
+		case s == 620: // the resource goes away: the watch breaks
+			w.WatchEnded(at)
+		case s > 620 && s < 680: // not served: the relist's attempts fail
+			w.ListStarted(at, false)
+			w.ListFailed(true)
+		case s == 680: // back: a watch-list from its new watch cache,
+			// which has not moved since it began at 640
+			w.ListStarted(at, false)
+		case s == 690:
+			w.WatchOpened(at, time.Time{}, 0)
+			applyListEnd(p, w, head(640), env(at))
+		case s%60 == 30 && s > 690: // the new watch's minute, each proving the head of 5 s before
+			bookmark(s, head(s-5))
+		case s%60 == 0 && s <= 600: // the old watch's minute
+			bookmark(s, head(s-5))
+		}
+	}
+	if v := p.Snapshot(env(sec(900))); !v.ProofPeriodKnown || v.ProofPeriod > 70*time.Second {
+		t.Errorf("proof period %v (known %v), want the healthy sawtooth's ~65 s, not the 110 s since the relisted RV's instant", v.ProofPeriod, v.ProofPeriodKnown)
+	}
+}
+
 // A lag a prompt proof settled stays settled: a later bookmark that proves
 // only an old instant (a quiet resource's watch cache moves with etcd's
 // progress, not with the writes elsewhere) says nothing of a delivery
