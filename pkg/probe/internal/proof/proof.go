@@ -434,14 +434,25 @@ func (p *Proof) blind(fresh time.Time, env Env) bool {
 }
 
 // readUnmet reports whether a consistent read on the informer's own
-// connection answered a head above rv more than a cadence ago and nothing
-// delivered since reached it. The read makes a healthy watch cache catch
-// up, so its next bookmark (or the one before the watch's timeout) carries
-// the read's head; a stuck cache sends none, ends the watch on time, and
-// the reopened watch's cadence starts anew: only the read still shows it.
+// connection answered a head above rv and nothing delivered since reached
+// it by the first bookmark due after it (or a cadence after it, if that
+// comes first). The read makes a healthy watch cache catch up, so its
+// next bookmark (or the one before the watch's timeout) carries the
+// read's head; a stuck cache sends none, ends the watch on time, and the
+// reopened watch's cadence starts anew: only the read still shows it.
+// The bookmark due after the read is due whatever the cadence learned: a
+// stuck session that heard nothing until its timeout stretches the
+// cadence, not the server's schedule after a read moved its cache.
 func (p *Proof) readUnmet(rv uint64, env Env) bool {
 	r := p.read
-	return r != nil && env.OwnReads && rv < r.head && env.Now.Sub(r.recv) > env.Watch.Cadence(env.Now)+silentSlack
+	if r == nil || !env.OwnReads || rv >= r.head {
+		return false
+	}
+	wait := env.Watch.Cadence(env.Now)
+	if due, ok := env.Watch.DueAfter(r.recv.Add(DispatchSlack)); ok && env.Watch.Bookmarks() && due.Sub(r.recv) < wait {
+		wait = due.Sub(r.recv)
+	}
+	return env.Now.Sub(r.recv) > wait+silentSlack
 }
 
 // Canary records that a canary written at sent reached the store by

@@ -194,6 +194,42 @@ func TestAReadNoBookmarkFollowedIsLag(t *testing.T) {
 	}
 }
 
+// The read before a due bookmark is unmet once that bookmark is overdue,
+// not a cadence after the read: the server's schedule does not wait for
+// what the cadence learned. A session over a quiet cache that heard
+// nothing until its timeout stretched the cadence; a stuck cache then
+// missed the writes after it, and the lag read 0 for a cadence after each
+// read that showed it (simulation seed 342002: configmaps written every
+// 20 s, its cache stuck for 15 min, RV lag 0 while 6 changes were
+// missing, the oldest for 88 s).
+func TestAReadIsUnmetOnceItsBookmarkIsOverdue(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	for i := 1; i <= 2; i++ { // a quiet resource: bookmarks at the head
+		at := sec(float64(60 * i))
+		sp.Sample(0, 1000, true, at, at, true)
+		w.Received(at, true)
+		p.ApplyBookmark(1000, at, env(at))
+	}
+	// the session ends on time; the next opens at the store's RV, and its
+	// cache gets stuck there just as a write lands elsewhere in the space
+	w.WatchEnded(sec(185))
+	w.WatchOpened(sec(185), sec(490), 1000)
+	sp.Sample(0, 1001, true, sec(240), sec(240), true)
+	// the read before the bookmark due at 245 answers the write's head
+	p.Read(1001, sec(238))
+	w.ReadAnswered(1001, sec(238))
+	if v := p.Snapshot(env(sec(244))); !v.LagKnown || v.Lag != 0 {
+		t.Fatalf("lag %v (known %v) before the bookmark was due, want 0", v.Lag, v.LagKnown)
+	}
+	// no bookmark comes
+	for s := 245; s <= 260; s += 5 {
+		sp.Sample(0, 1001, true, sec(float64(s)), sec(float64(s)), true)
+	}
+	if v := p.Snapshot(env(sec(260))); !v.LagKnown || v.Lag != 1 {
+		t.Errorf("15 s after the bookmark due at 245 did not come: lag %v (known %v), want 1", v.Lag, v.LagKnown)
+	}
+}
+
 // kube-apiserver's cacher sends a bookmark at the revision its dispatcher
 // last processed, which trails the watch cache a consistent read waits on
 // by what is queued between them: a bookmark received as the read

@@ -455,6 +455,20 @@ func (w *Watch) NextBookmark() (time.Time, bool) {
 	return next, true
 }
 
+// DueAfter returns when the first bookmark the open watch's schedule
+// (NextBookmark, then a period apart) has due at or after t; ok as
+// NextBookmark's.
+func (w *Watch) DueAfter(t time.Time) (time.Time, bool) {
+	next, ok := w.NextBookmark()
+	if !ok {
+		return time.Time{}, false
+	}
+	for p := w.Period(); next.Before(t); {
+		next = next.Add(p)
+	}
+	return next, true
+}
+
 // LastBookmark returns the latest bookmark's receipt (or the watch's
 // start).
 func (w *Watch) LastBookmark() time.Time { return w.received }
