@@ -15,21 +15,24 @@ func (proofPeriodInvariant) row() string { return "freshness proof period" }
 
 func (proofPeriodInvariant) check(c *Checker, v *resourceAt) {
 	sig := v.sig
-	if sig.ProofOK && c.sawtoothBounded() && c.quiet(v.s.At, 5*time.Minute) && !c.unseenRestoreLearned(v.s.At) && !c.stuckLearned(v) && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
+	if sig.ProofOK && c.sawtoothBounded() && c.quiet(v.s.At, 5*time.Minute) && !c.unseenRestoreLearned(v) && !c.stuckLearned(v) && time.Duration(sig.ProofPeriod*float64(time.Second)) > healthyProof {
 		c.fail(v, "proof period above the healthy sawtooth", "freshness proof period %.0fs > %s, the most a healthy resource's sawtooth reaches here", sig.ProofPeriod, healthyProof)
 	}
 }
 
-// unseenRestoreLearned reports whether the proof period may hold a restore's
-// sawtooth: with the freshness reads off it is learned from the sawtooth of
-// the last 30 minutes, and a restore the monitor could not see (a watch cache
-// of the lost history frozen above the head, its bookmarks arriving on time)
-// looks like a healthy one to it. docs/simulation.md: freshness proof period,
-// "waived for 30 min after a restore the exporter could not see".
-func (c *Checker) unseenRestoreLearned(now time.Time) bool {
-	if !c.h.Setup.NoFreshnessReads {
+// unseenRestoreLearned reports whether the proof period of v's resource
+// may hold a restore's sawtooth: an informer of it that learns its period
+// from the sawtooth of the last 30 minutes (see learnsPeriod) takes a
+// restore the monitor could not see (a watch cache of the lost history
+// frozen above the head, its bookmarks arriving on time, the head probe
+// answered by such caches) for a healthy sawtooth. docs/simulation.md:
+// freshness proof period, "for 30 min after a restore the exporter could
+// not see".
+func (c *Checker) unseenRestoreLearned(v *resourceAt) bool {
+	if !c.learnsPeriod(v) {
 		return false
 	}
+	now := v.s.At
 	for _, f := range c.h.Faults {
 		at := c.start.Add(f.Start)
 		if f.Kind == Restore && !at.After(now) && now.Sub(at) < 30*time.Minute && c.blind(now, at) {
@@ -42,20 +45,12 @@ func (c *Checker) unseenRestoreLearned(now time.Time) bool {
 // stuckLearned reports whether the proof period of v's resource may hold
 // the sawtooth of a watch cache that was stuck: a cache that stopped
 // following etcd still sends bookmarks at its old RV, which an informer
-// tells from a quiet cache's only by a read it knows reached that cache
-// (one on its own connection, over HTTP/2). An informer of the operator's
-// own (Instrument: the monitor cannot see its connection's protocol),
-// every informer on HTTP/1.1 behind several API servers, and every one
-// with the reads off learn the stuck sawtooth as healthy and keep it for
-// the proof period's memory (30 min) after the cache moves again.
-// docs/simulation.md: freshness proof period, "for 30 min after a stuck
-// watch cache".
+// that learns its period (see learnsPeriod) takes for a quiet cache's,
+// and keeps for the proof period's memory (30 min) after the cache moves
+// again. docs/simulation.md: freshness proof period, "for 30 min after a
+// stuck watch cache".
 func (c *Checker) stuckLearned(v *resourceAt) bool {
-	blind := c.readsElsewhere()
-	for _, in := range v.r.Informers {
-		blind = blind || in.Embedded
-	}
-	if !blind {
+	if !c.learnsPeriod(v) {
 		return false
 	}
 	since := v.s.At.Sub(c.start)
@@ -67,4 +62,17 @@ func (c *Checker) stuckLearned(v *resourceAt) bool {
 		}
 	}
 	return false
+}
+
+// learnsPeriod reports whether an informer of v's resource learns its
+// proof period from its sawtooth, because no read of its own is known to
+// reach its watch's server: an operator's informer (Instrument: the
+// monitor cannot see its connection's protocol), every informer on
+// HTTP/1.1 behind several API servers, and every one with the reads off.
+func (c *Checker) learnsPeriod(v *resourceAt) bool {
+	learns := c.readsElsewhere()
+	for _, in := range v.r.Informers {
+		learns = learns || in.Embedded
+	}
+	return learns
 }
