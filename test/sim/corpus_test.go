@@ -796,6 +796,15 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "delete-crd", Start: 4 * time.Minute, Dur: 2 * time.Minute, Resource: "gadgets.legacy.example.io"}, {Kind: "delete-crd", Start: 305 * time.Second, Dur: 10 * time.Second, Resource: "configmaps"}, {Kind: "delete-crd", Start: 518 * time.Second, Dur: 45 * time.Second, Resource: "configmaps"}},
 		},
 	},
+	{
+		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 351001-351600 on 6 December (seed 351463, shrunk; failing on the code before that day's changes too): three API servers, clients on HTTP/1.1, etcd's 10-minute progress notify, secrets written every 20 s on average and no fault: a watch session reopened (on another server) at a cache its reads never reach, just as secrets' writes paused for over 100 s; the server sends nothing until the cache moves past the session's start, the session counted as busy (writes flowed before it) so its cadence stayed a minute, and the silence read as a stall: RV lag 1,020-1,191 on a store missing nothing. The Watch's own doc names the ambiguity (writes that stop just as a session opens look alike); not fixed",
+		lie:    "secrets", lieRule: "lag while nothing missing",
+		h: History{Seed: 351463, Duration: 35 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, HTTP1: true,
+				Resources: []Watched{{ResourceSpec: resMetrics.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resEvents.ResourceSpec, Space: "events", Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resSecrets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}}}, {ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Loads: []Load{{Resource: "configmaps", Start: 0, End: 35 * time.Minute, Rate: 0.05, Keys: 5}, {Resource: "secrets", Start: 0, End: 35 * time.Minute, Rate: 0.05, Keys: 20}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
