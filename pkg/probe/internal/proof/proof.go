@@ -66,6 +66,11 @@ type Proof struct {
 	freshAtRV time.Time // fresh when rv was observed
 	anyProof  bool      // fresh moved since the informer last listed
 	peaks     []peak
+	// held: the bookmark being applied was held on the way (a slow or
+	// frozen connection); heldFresh: so was the one that proved fresh. A
+	// sawtooth either closes or opens grew by the hold, the path's
+	// incident and not the server's cadence
+	held, heldFresh bool
 
 	lag     uint64
 	lagAt   time.Time
@@ -398,7 +403,9 @@ func (p *Proof) ApplyBookmark(rv uint64, received time.Time, env Env) {
 		// else it may have been sent as the read answered: the next
 		// bookmark (or readUnmet, a cadence on) judges the read
 	}
+	p.held = env.Watch.Held(received)
 	p.refresh(maxTime(shown, p.fresh), env)
+	p.held = false
 }
 
 // recentProof is how old the instant a timely bookmark proves is, at most:
@@ -483,14 +490,15 @@ func (p *Proof) refresh(sawtooth time.Time, env Env) {
 // when it was healthy: the watch gave a sign of life at its cadence,
 // was not reopened (a reopened watch gets its cadence anew, so its silence
 // across the reopen never counts as a stall), the head was known all
-// along, and no freshness read failed across it (its watch cache did not
-// move for want of it).
+// along, no freshness read failed across it (its watch cache did not
+// move for want of it), and neither bookmark that opened or closed it
+// was held on the way.
 func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 	if !at.After(p.fresh) || p.unlisted(env) {
 		return
 	}
 	p.settleLag(env)
-	if !sawtooth.IsZero() && p.anyProof && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) && !p.readFailed.After(p.fresh) {
+	if !sawtooth.IsZero() && p.anyProof && !p.held && !p.heldFresh && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) && !p.readFailed.After(p.fresh) {
 		// a sawtooth opened by a list rises from the list's end, when
 		// the new watch's cadence began: the staleness the list brought
 		// with it (a watch cache's old RV, the list's own latency, the
@@ -501,7 +509,7 @@ func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 			p.peaks = p.peaks[1:]
 		}
 	}
-	p.fresh, p.freshSeen, p.anyProof = at, env.Now, true
+	p.fresh, p.freshSeen, p.anyProof, p.heldFresh = at, env.Now, true, p.held
 }
 
 // unlisted reports whether the store may hold objects of a history its

@@ -902,6 +902,33 @@ func TestASawtoothOpenedByAListRisesFromItsEnd(t *testing.T) {
 	}
 }
 
+// A bookmark held on the way (a slow or frozen connection: it arrives
+// late behind the server's schedule) grows the sawtooth it closes by the
+// hold: the path's incident, not the server's cadence. With the informers'
+// connection slowed to 20 s a message for 15 min, the learned proof period
+// took the stretched sawtooth, 104 s on a server whose healthy one is 80 s
+// at most, and kept it for 30 min (simulation seed 321131, the reads off;
+// seeds 331114 and 332498 alike on HTTP/1.1).
+func TestASawtoothOfBookmarksHeldOnTheWayTeachesNothing(t *testing.T) {
+	sp, w, p, env := listedWithoutReads()
+	head := func(s int) uint64 { return uint64(1000 + 10*s) }
+	for s := 5; s <= 1800; s += 5 {
+		at := sec(float64(s))
+		sp.Sample(0, head(s), true, at, at, true)
+		sent := s
+		if s > 320 && s <= 1220 {
+			sent = s - 20 // the connection holds each message 20 s
+		}
+		if sent%60 == 0 && (sent <= 300 || sent > 1200 || s-sent == 20) { // the server's minute, each proving the head of 5 s before it
+			w.Received(at, true)
+			p.ApplyBookmark(head(sent-5), at, env(at))
+		}
+	}
+	if v := p.Snapshot(env(sec(1800))); !v.ProofPeriodKnown || v.ProofPeriod > 70*time.Second {
+		t.Errorf("proof period %v (known %v), want the healthy sawtooth's ~65 s, not the ~85 s of the bookmarks held 20 s", v.ProofPeriod, v.ProofPeriodKnown)
+	}
+}
+
 // A lag a prompt proof settled stays settled: a later bookmark that proves
 // only an old instant (a quiet resource's watch cache moves with etcd's
 // progress, not with the writes elsewhere) says nothing of a delivery

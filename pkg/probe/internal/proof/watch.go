@@ -38,6 +38,7 @@ type Watch struct {
 	clock       time.Time
 	bookmarkRef time.Time // when the server sent the latest bookmark (see sentAt), or the watch's start
 	received    time.Time // when the latest bookmark arrived, or the watch's start
+	held        time.Time // when the latest bookmark held on the way (see sentAt) arrived
 	periods     [maxPeriods]time.Duration
 	nPeriods    int
 	bookmarks   bool      // a bookmark ever arrived
@@ -238,6 +239,9 @@ func (w *Watch) Received(now time.Time, bookmark bool) {
 		return
 	}
 	sent := w.sentAt(now)
+	if sent.Before(now) {
+		w.held = now
+	}
 	if !w.bookmarkRef.IsZero() {
 		w.periods[w.nPeriods%len(w.periods)] = sent.Sub(w.bookmarkRef)
 		w.nPeriods++
@@ -467,6 +471,13 @@ func (w *Watch) DueAfter(t time.Time) (time.Time, bool) {
 		next = next.Add(p)
 	}
 	return next, true
+}
+
+// Held reports whether the bookmark received at received was held on the
+// way (a slow or frozen connection: see sentAt), as far as the latest
+// such bookmark tells.
+func (w *Watch) Held(received time.Time) bool {
+	return !w.held.IsZero() && w.held.Equal(received)
 }
 
 // LastBookmark returns the latest bookmark's receipt (or the watch's
