@@ -204,10 +204,13 @@ func (in *informer) watchFailed(err error) {
 // received on the wire at now. It reports whether the delta waits in the
 // queue until the store holds it.
 func (in *informer) received(obj metav1.Object, now time.Time, event bool) (queued bool) {
+	rv, ok := proof.ParseRV(obj.GetResourceVersion())
 	in.wireMu.Lock()
 	in.wire.Received(now, !event)
+	if ok && !event {
+		in.wire.BookmarkRV(rv, now)
+	}
 	in.wireMu.Unlock()
-	rv, ok := proof.ParseRV(obj.GetResourceVersion())
 	if !ok {
 		in.markOpaque()
 		return false

@@ -169,9 +169,12 @@ var pageCorpus = []struct {
 		},
 	},
 	{
-		// found by make test-sim's seed range 200001 on 4 December, not fixed yet
-		name: "a watch not delivering 7245-8145s, not paged by 7635s (seed 200047)",
-		lie:  "deployments.apps", lieRule: "missed page",
+		// found by make test-sim's seed range 200001 on 4 December; fixed 6
+		// December (later), as 7401156: a session reopened just before the
+		// freeze, its reads failing, waited its length; its cache was seen
+		// to move without its reads (etcd's 5-s progress notify), so its
+		// bookmarks are due each period whatever the reads do
+		name: "a watch not delivering 7245-8145s, paged by 7635s (seed 200047)",
 		h: History{Seed: 200047, Duration: 175 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
 				Resources: []Watched{resConfigMaps, resDeploys}},
@@ -193,8 +196,13 @@ var pageCorpus = []struct {
 		// Paged in time since the head probe's check reads of 6 December:
 		// they move the caches at start, so the sessions' phases shift and
 		// none reopens just before the freeze any more. Not a fix of the
-		// class (200047 and 200123 still miss); kept so a change that
-		// misses it again shows.
+		// class; kept so a change that misses it again shows. Since 6
+		// December (later) a cache seen to move without the informer's
+		// reads has its bookmarks due each period whatever the reads do,
+		// which pages 200047 and 7401156 in time (etcd's 5-s progress
+		// notify); here, on etcd's 10-minute interval, only the reads move
+		// the idle caches, and a failed read still cannot tell a frozen
+		// connection from a queued one.
 		name: "watches reopened just before their connection froze, not paged by 6015s (seed 7200509)",
 		h: History{Seed: 7200509, Duration: 152 * time.Minute, Background: 1000,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}},
@@ -239,9 +247,15 @@ var pageCorpus = []struct {
 	},
 	{
 		// found by the page histories of 6 December (seeds 7401001-7401250),
-		// missed on the code before that day's changes too; not triaged yet
-		name: "the informers' connection frozen 15 min from 1748s: secrets' watch not delivering 29-44 min, not paged by 2130s (seed 7401156)",
-		lie:  "secrets", lieRule: "missed page",
+		// missed on the code before that day's changes too; fixed 6
+		// December (later): the freeze came just after secrets' session
+		// reopened, failing its freshness reads and silencing its watch
+		// alike, and a quiet session whose reads fail may wait its length
+		// (526 s), so RvsyncWatchStalled fired at 39m30s; a cache seen to
+		// move without the informer's reads (etcd's 5-s progress notify
+		// here) has its bookmarks due each period whatever the reads do
+		// (Watch.BookmarkRV, TestACacheThatMovesAloneHearsAPeriodWhileReadsFail)
+		name: "the informers' connection frozen 15 min from 1748s: secrets' watch not delivering 29-44 min, paged by 2130s (seed 7401156)",
 		h: History{Seed: 7401156, Duration: 105 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second,
 				Resources: []Watched{resConfigMaps, resSecrets, resEvents, resMetrics}},

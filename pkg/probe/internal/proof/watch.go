@@ -63,6 +63,18 @@ type Watch struct {
 	// periodic bookmarks for want of movement, reads or not (see Cadence)
 	startRV uint64
 	movedAt time.Time
+	// readHead is the head the latest freshness read on the watch's own
+	// connection answered, until the next bookmark judges it (0: none),
+	// and eventSinceRead whether an event arrived since. aloneRun counts
+	// the latest bookmarks in a row that arrived above the head of the
+	// read before them with no event between, the latest at movesAlone:
+	// the watch cache moved past each read without this informer (etcd's
+	// progress notifications are frequent, or others read the resource),
+	// so its bookmarks are due whatever moves it (see alone)
+	readHead       uint64
+	eventSinceRead bool
+	aloneRun       int
+	movesAlone     time.Time
 	// bookmarkless counts the watch sessions longer than a bookmark period
 	// that ended without a bookmark while none ever arrived: evidence that
 	// the server sends none
@@ -235,7 +247,7 @@ func (w *Watch) WatchError(expired bool) {
 func (w *Watch) Received(now time.Time, bookmark bool) {
 	w.live(now) // judged by the cadence that held during the silence
 	if !bookmark {
-		w.lastEvent = now
+		w.lastEvent, w.eventSinceRead = now, true
 		return
 	}
 	sent := w.sentAt(now)
@@ -298,7 +310,10 @@ func (w *Watch) live(now time.Time) {
 // longer, it resumed where its cache does not reach (above a restored
 // etcd's revision) or its server stopped (writes that stop just as a
 // session opens look alike, until etcd's progress or a write moves the
-// cache).
+// cache). Nor one whose cache was lately seen to move without this
+// informer's reads (see alone): etcd's progress notifications, or other
+// clients' reads, move it, so a silence past a period is a stall even
+// while the reads fail (a frozen connection fails them too).
 func (w *Watch) Cadence(now time.Time) time.Duration {
 	if !w.bookmarks {
 		return min(max(w.longestSession(now), DefaultBookmarkPeriod), maxCadence)
@@ -309,10 +324,20 @@ func (w *Watch) Cadence(now time.Time) time.Duration {
 		slices.Sort(p)
 		c = max(p[len(p)/2], c)
 	}
-	if w.unmoved() && !w.busy && w.watching && !w.heard && !w.deadline.IsZero() && now.Before(w.deadline.Add(silentSlack)) {
+	if w.unmoved() && !w.busy && !w.alone(now) && w.watching && !w.heard && !w.deadline.IsZero() && now.Before(w.deadline.Add(silentSlack)) {
 		c = max(c, w.deadline.Sub(w.opened))
 	}
 	return min(c, maxCadence)
+}
+
+// alone reports whether the watch cache moves without this informer's
+// reads (BookmarkRV): at least the last two bookmarks after a read found
+// it moved past the read, the latest within the longest cadence before
+// now. Then a session's bookmarks are due each period, read or not. One
+// is no evidence: etcd's progress notification (every 10 minutes by
+// default) lands between a read and its bookmark now and then.
+func (w *Watch) alone(now time.Time) bool {
+	return w.aloneRun >= 2 && now.Sub(w.movesAlone) <= maxCadence
 }
 
 // longestSession returns the longest of the recent watch sessions and the
@@ -351,6 +376,7 @@ func (w *Watch) unmoved() bool {
 // from then, a period after at the latest, not from before (its server
 // skipped them while its cache sat at the session's start).
 func (w *Watch) ReadAnswered(head uint64, at time.Time) {
+	w.readHead, w.eventSinceRead = head, false
 	if !w.watching || w.startRV == 0 || !w.movedAt.IsZero() || head <= w.startRV {
 		return
 	}
@@ -361,6 +387,21 @@ func (w *Watch) ReadAnswered(head uint64, at time.Time) {
 		w.clock = maxTime(w.clock, at)
 	}
 	w.movedAt = at
+}
+
+// BookmarkRV records the RV of the bookmark Received at now: above the
+// head of the latest freshness read with no event since, it shows the
+// watch cache moves without this informer's reads (see Cadence).
+func (w *Watch) BookmarkRV(rv uint64, now time.Time) {
+	switch {
+	case w.readHead == 0 || w.eventSinceRead:
+		// no read to judge, or a write of the resource moved the cache
+	case rv > w.readHead:
+		w.aloneRun, w.movesAlone = w.aloneRun+1, now
+	default:
+		w.aloneRun = 0
+	}
+	w.readHead = 0
 }
 
 // Period is the API server's bookmark period as the watch shows it: the

@@ -238,6 +238,48 @@ func TestAQuietWatchWhoseReadsFailMayWaitASession(t *testing.T) {
 	}
 }
 
+// A cache seen to move without the informer's reads (the last bookmarks
+// above the heads of the reads before them, no event between: etcd's
+// progress notifications are frequent, or other clients read the
+// resource; one such bookmark is a coincidence of etcd's 10-minute one) sends
+// its bookmarks each period whatever the reads do: once a session's reads
+// fail, its silence past a period is a stall, not the quiet session's
+// wait. The informers' connection frozen 15 min just after a session
+// reopened failed its reads and silenced its watch alike, and the stall
+// paged 11 min in instead of 5½ (sim page seed 7401156: etcd's 5-s
+// progress notify, 100 writes/s elsewhere).
+func TestACacheThatMovesAloneHearsAPeriodWhileReadsFail(t *testing.T) {
+	w := listedAndWatching(sec(300))
+	for s := 60.0; s <= 298; s += 60 {
+		w.ReadAnswered(uint64(1000+s), sec(s-8))
+		w.Received(sec(s), true)
+		w.BookmarkRV(uint64(1000+s+5), sec(s)) // progress moved it past the read
+	}
+	w.ReadEnded(false) // the path froze: the read never answers
+	w.WatchEnded(sec(300))
+	w.WatchOpened(sec(300), sec(900), 0)
+	if !w.Silent(sec(380)) {
+		t.Errorf("not silent 80s into a session whose cache moves alone, nothing heard (cadence %v): want a stall past the minute", w.Cadence(sec(380)))
+	}
+	// without that evidence, the quiet session may wait its length
+	q := listedAndWatching(sec(300))
+	for s := 60.0; s <= 298; s += 60 {
+		q.ReadAnswered(uint64(1000+s), sec(s-8))
+		q.Received(sec(s), true)
+		rv := uint64(1000 + s) // at the read's head: the read moved it
+		if s == 240 {
+			rv += 5 // once, a progress notification landed in between
+		}
+		q.BookmarkRV(rv, sec(s))
+	}
+	q.ReadEnded(false)
+	q.WatchEnded(sec(300))
+	q.WatchOpened(sec(300), sec(900), 0)
+	if q.Silent(sec(380)) {
+		t.Errorf("silent 80s into a session whose cache only the reads moved, while they fail (cadence %v): want the session's wait", q.Cadence(sec(380)))
+	}
+}
+
 // With reads, a quiet watch's cache moves with them, but no further than
 // etcd: a session opened at etcd's revision while nobody wrote to it gets
 // no bookmark (its cache never moves past the session's start), reads or
