@@ -39,7 +39,13 @@ func TestDeterminism(t *testing.T) {
 	// instant, reached the model in the order the scheduler ran them (one
 	// run in 300 on a loaded machine) until the model served the requests
 	// of one instant in the order of what they ask (model.Cluster.awaitTurn)
-	for _, h := range []History{Generate(2, 40*time.Minute), Generate(75776, 10*time.Minute)} {
+	// and one of operator informers selected by label, one of them started
+	// late and stopped early (-sim.widen's selectors and lifecycle)
+	widened := History{Seed: 6, Duration: 10 * time.Minute, Background: 10,
+		Setup: Setup{Canary: "configmaps", Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}, {Host: "ctrl-late", Embedded: true, Selector: "shard=b", StartAfter: 2 * time.Minute, StopAfter: 6 * time.Minute}}}}},
+		Loads: []Load{{Resource: "configmaps", End: 10 * time.Minute, Rate: 2, Keys: 20}},
+	}
+	for _, h := range []History{Generate(2, 40*time.Minute), Generate(75776, 10*time.Minute), widened} {
 		first := fingerprint(t, h)
 		for i := range 4 {
 			if got := fingerprint(t, h); got != first {

@@ -32,6 +32,8 @@ const (
 	WidenNoStart   = "nostart"   // the monitor's Start never called
 	WidenHTTP1     = "http1"     // every client on HTTP/1.1
 	WidenScopes    = "scopes"    // an operator's informers of a resource scoped to one namespace each
+	WidenSelectors = "selectors" // an operator's informers of a resource selected by label
+	WidenLifecycle = "lifecycle" // an operator's informer of a resource started late, stopped early
 )
 
 // Widened holds the dimensions random histories draw beyond the default.
@@ -131,6 +133,38 @@ func Generate(seed uint64, dur time.Duration) History {
 			}
 		}
 	}
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if rng.Float64() < 0.3 && Widened[WidenSelectors] {
+			// an operator's cache of the resource selected by label
+			// (controller-runtime's ByObject label selectors, or a
+			// sharded controller): half the objects each, the canary's
+			// among them or not, one shard or both
+			shards := [][]string{{"a"}, {"b"}, {"a", "b"}}[rng.IntN(3)]
+			if len(r.Informers) == 0 {
+				r.Informers = []Informer{{}}
+			}
+			for _, sh := range shards {
+				r.Informers = append(r.Informers, Informer{Host: HostController + "-shard-" + sh, Embedded: true, Selector: model.ShardLabel + "=" + sh})
+			}
+		}
+	}
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if rng.Float64() < 0.3 && Widened[WidenLifecycle] {
+			// an operator's informer of the resource that starts late
+			// (its controller won its leader election), and may stop
+			// (it no longer needs the resource) before the history ends
+			in := Informer{Host: HostController + "-late", Embedded: true, StartAfter: time.Duration(30+rng.IntN(570)) * time.Second}
+			if rng.Float64() < 0.5 {
+				in.StopAfter = in.StartAfter + time.Duration(60+rng.IntN(840))*time.Second
+			}
+			if len(r.Informers) == 0 {
+				r.Informers = []Informer{{}}
+			}
+			r.Informers = append(r.Informers, in)
+		}
+	}
 	return h
 }
 
@@ -214,6 +248,15 @@ func resVar(r Watched) string {
 			ns := ""
 			if in.Namespace != "" {
 				ns = fmt.Sprintf(", Namespace: %q", in.Namespace)
+			}
+			if in.Selector != "" {
+				ns += fmt.Sprintf(", Selector: %q", in.Selector)
+			}
+			if in.StartAfter != 0 {
+				ns += ", StartAfter: " + goDuration(in.StartAfter)
+			}
+			if in.StopAfter != 0 {
+				ns += ", StopAfter: " + goDuration(in.StopAfter)
 			}
 			ins = append(ins, fmt.Sprintf("{Host: %q, Embedded: %v, SlowStore: %s%s}", in.Host, in.Embedded, goDuration(in.SlowStore), ns))
 		}

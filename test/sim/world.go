@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -60,6 +61,23 @@ type Informer struct {
 	// controller-runtime's cache does with DefaultNamespaces: its list and
 	// watch, its freshness reads and its truth see that namespace only.
 	Namespace string
+	// Selector selects an embedded informer's objects by label ("": all;
+	// model.ShardLabel=a or =b, half of them), as a cache built with
+	// ByObject label selectors does: its list and watch, its freshness
+	// reads and its truth see those objects only.
+	Selector string
+	// StartAfter and StopAfter, for an embedded informer: how long after
+	// the history began its owner builds and starts it (0: at once), and
+	// stops it (0: never), as an operator's controller that starts once
+	// it wins its leader election, or stops watching a resource it no
+	// longer needs, does. A stopped informer leaves the measurement
+	// (Monitor.Instrument) and the truth; so does one not started yet.
+	StartAfter, StopAfter time.Duration
+}
+
+// scope is what the informer lists and watches.
+func (in Informer) scope() model.Scope {
+	return model.Scope{Namespace: in.Namespace, Selector: in.Selector}
 }
 
 // Watched is a resource of the model and how the monitor watches it.
@@ -227,8 +245,12 @@ type World struct {
 	reg     *prometheus.Registry
 	Start   time.Time
 	// Informers are the informers of each resource, in Setup's order.
+	// Informers holds, by resource, its informers in the order of its
+	// Watched.Informers: nil for one not started yet. The truth holds those
+	// that run and completed a list.
 	Informers map[string][]cache.SharedIndexInformer
 	notified  map[cache.SharedIndexInformer]*atomic.Int64
+	stopped   map[cache.SharedIndexInformer]bool
 	ctx       context.Context
 	wg        *sync.WaitGroup
 	// OnScrape, when set, is called with every scrape (inside the bubble).
@@ -277,7 +299,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 			tx.Pin(host, server)
 		}
 	})
-	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape, Informers: map[string][]cache.SharedIndexInformer{}, notified: map[cache.SharedIndexInformer]*atomic.Int64{}}
+	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape, Informers: map[string][]cache.SharedIndexInformer{}, notified: map[cache.SharedIndexInformer]*atomic.Int64{}, stopped: map[cache.SharedIndexInformer]bool{}}
 	w.Monitor = probe.New(probe.Options{HeadProbe: w.config(HostProbe), ProbeInterval: setup.ProbeInterval, NoFreshnessReads: setup.NoFreshnessReads, Logger: monitorLog})
 	w.reg = prometheus.NewRegistry()
 	if err := w.Monitor.Register(w.reg); err != nil {
@@ -294,28 +316,52 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		synctest.Wait()
 		time.Sleep(time.Millisecond)
 	}
+	// launch builds the i-th informer of r and starts it, to run until its
+	// StopAfter (lifecycle holds the stop) or the history's end
+	var lifecycle []lifecycleEvent
+	launch := func(r Watched, i int) error {
+		in := r.Informers[i]
+		inf, err := w.informer(r, in)
+		if err != nil {
+			return err
+		}
+		w.Informers[r.Name()][i] = inf
+		n := &atomic.Int64{}
+		w.notified[inf] = n
+		count := func(initial bool) {
+			if !initial {
+				n.Add(1)
+			}
+		}
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc:    func(_ any, initial bool) { count(initial) },
+			UpdateFunc: func(_, _ any) { count(false) },
+			DeleteFunc: func(any) { count(false) },
+		})
+		ictx, stop := context.WithCancel(ctx)
+		if in.StopAfter > 0 {
+			lifecycle = append(lifecycle, lifecycleEvent{at: w.Start.Add(in.StopAfter), do: func() error {
+				stop()
+				w.stopped[inf] = true
+				synctest.Wait()
+				return nil
+			}})
+		}
+		start(func() { defer stop(); inf.RunWithContext(ictx) })
+		return nil
+	}
 	for _, r := range setup.Resources {
-		for _, in := range r.Informers {
-			inf, err := w.informer(r, in)
-			if err != nil {
+		w.Informers[r.Name()] = make([]cache.SharedIndexInformer, len(r.Informers))
+		for i, in := range r.Informers {
+			if in.StartAfter > 0 {
+				lifecycle = append(lifecycle, lifecycleEvent{at: w.Start.Add(in.StartAfter), do: func() error { return launch(r, i) }})
+				continue
+			}
+			if err := launch(r, i); err != nil {
 				cancel()
 				wg.Wait()
 				return err
 			}
-			w.Informers[r.Name()] = append(w.Informers[r.Name()], inf)
-			n := &atomic.Int64{}
-			w.notified[inf] = n
-			count := func(initial bool) {
-				if !initial {
-					n.Add(1)
-				}
-			}
-			_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
-				AddFunc:    func(_ any, initial bool) { count(initial) },
-				UpdateFunc: func(_, _ any) { count(false) },
-				DeleteFunc: func(any) { count(false) },
-			})
-			start(func() { inf.RunWithContext(ctx) })
 		}
 	}
 	if setup.Canary != "" {
@@ -343,11 +389,22 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		if !ok || at.After(next) {
 			at = next
 		}
+		slices.SortStableFunc(lifecycle, func(a, b lifecycleEvent) int { return a.at.Compare(b.at) })
+		if len(lifecycle) > 0 && lifecycle[0].at.Before(at) {
+			at = lifecycle[0].at
+		}
 		if at.After(end) {
 			break
 		}
 		time.Sleep(time.Until(at))
 		c.Advance()
+		for len(lifecycle) > 0 && !time.Now().Before(lifecycle[0].at) {
+			e := lifecycle[0]
+			lifecycle = lifecycle[1:]
+			if err := e.do(); err != nil && w.err == nil {
+				w.err = err
+			}
+		}
 		if !time.Now().Before(next) {
 			synctest.Wait()
 			w.scrape()
@@ -359,6 +416,19 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 	c.Close()
 	wg.Wait()
 	return w.err
+}
+
+// lifecycleEvent is an embedded informer's start or stop, due at at.
+type lifecycleEvent struct {
+	at time.Time
+	do func() error
+}
+
+// running reports whether the i-th informer of r runs: started, and not
+// stopped.
+func (w *World) running(r Watched, i int) bool {
+	inf := w.Informers[r.Name()][i]
+	return inf != nil && !w.stopped[inf]
 }
 
 // monitorLog receives the monitor's logs (TestSeed's -sim.v sets it; a
@@ -415,9 +485,11 @@ func (w *World) informer(r Watched, in Informer) (cache.SharedIndexInformer, err
 	}
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = in.Selector
 			return res.List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = in.Selector
 			return res.Watch(ctx, o)
 		},
 	}, client)
@@ -457,7 +529,7 @@ func (w *World) scrape() {
 	for _, r := range w.Setup.Resources {
 		for i, in := range r.Informers {
 			var held map[string]string
-			if in.Embedded {
+			if in.Embedded && w.running(r, i) {
 				held = storeView(w.Informers[r.Name()][i])
 			}
 			stores[r.Name()] = append(stores[r.Name()], held)
@@ -468,9 +540,18 @@ func (w *World) scrape() {
 			etcd := r.EtcdName()
 			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd), CachesTainted: tx.CachesTainted(etcd)}
 			for i, in := range r.Informers {
+				if !w.running(r, i) {
+					continue // not in the measurement: not started yet, or stopped
+				}
+				if v := tx.View(in.Host, r.Name()); v == nil || !v.Listed {
+					// nor before its first list completes: its owner reads
+					// it only once it synced (the resource says so:
+					// rvsync_informer_synced 0)
+					continue
+				}
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
 				if in.Embedded {
-					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), in.Namespace, stores[r.Name()][i]), s.At)
+					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), in.scope(), stores[r.Name()][i]), s.At)
 					if v := tx.View(in.Host, r.Name()); v != nil {
 						it.Last, it.RV, it.ListedAt = v.Last, v.RV, v.ListedAt
 					}

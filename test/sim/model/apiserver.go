@@ -259,13 +259,13 @@ type watcher struct {
 	deadline  time.Time
 	next      *action // the next bookmark
 	deadlineA *action
-	meta      bool   // PartialObjectMetadata (metadata client) or full objects
-	namespace string // "": all namespaces
+	meta      bool // PartialObjectMetadata (metadata client) or full objects
+	scope     Scope
 	done      bool
 }
 
 func (wt *watcher) send(w *Write, t time.Time) {
-	if wt.done || w.Rev <= wt.pos || (wt.namespace != "" && w.Obj.Namespace != wt.namespace) {
+	if wt.done || w.Rev <= wt.pos || !wt.scope.Holds(w.Obj.Key()) {
 		return
 	}
 	wt.pos = w.Rev

@@ -15,6 +15,7 @@ type jsonMeta struct {
 	UID             string            `json:"uid,omitempty"`
 	ResourceVersion string            `json:"resourceVersion,omitempty"`
 	Generation      int64             `json:"generation,omitempty"`
+	Labels          map[string]string `json:"labels,omitempty"`
 	Annotations     map[string]string `json:"annotations,omitempty"`
 }
 
@@ -59,7 +60,7 @@ func (r *Resource) apiVersion() string {
 func objectJSON(r *Resource, o *Object, meta bool) jsonObject {
 	j := jsonObject{Kind: r.Kind, APIVersion: r.apiVersion(), Metadata: jsonMeta{
 		Name: o.Name, Namespace: o.Namespace, UID: o.UID, ResourceVersion: r.rvString(o.RV),
-		Generation: o.Generation, Annotations: o.Annotations,
+		Generation: o.Generation, Labels: map[string]string{ShardLabel: Shard(o.Key())}, Annotations: o.Annotations,
 	}}
 	if meta {
 		j.Kind, j.APIVersion = "PartialObjectMetadata", metaAPIVersion

@@ -205,6 +205,9 @@ func (c *Cluster) parseLocked(req *http.Request, body []byte) (*request, *apiErr
 	}
 	r.res = res
 	r.meta = strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata")
+	if sel := r.q["labelSelector"]; !validSelector(sel) {
+		return nil, &apiError{Code: 400, Reason: "BadRequest", Message: "the model serves no label selector but " + ShardLabel + "=a or " + ShardLabel + "=b, not " + sel}
+	}
 	switch req.Method {
 	case http.MethodGet:
 		switch {
@@ -226,6 +229,9 @@ func (c *Cluster) parseLocked(req *http.Request, body []byte) (*request, *apiErr
 	}
 	return r, nil
 }
+
+// scope is what a list or watch of the request selects.
+func (r *request) scope() Scope { return Scope{Namespace: r.namespace, Selector: r.q["labelSelector"]} }
 
 // serveLocked serves everything but watches; it unlocks the model.
 func (c *Cluster) serveLocked(ctx context.Context, cn *conn, srv *APIServer, r *request) (int, []byte, effect) {
@@ -312,17 +318,17 @@ func (c *Cluster) listLocked(ctx context.Context, cn *conn, srv *APIServer, r *r
 				return 503, (&apiError{Code: 503, Reason: "ServiceUnavailable", Message: "timeout"}).status(), nil
 			}
 			// the cache did not catch up: served from etcd
-			snap, rev = snapshot(res.lastWritesLocked(), r.namespace), res.etcd.rev
+			snap, rev = snapshot(res.lastWritesLocked(), r.scope()), res.etcd.rev
 			break
 		}
-		snap, rev = snapshot(wc.last, r.namespace), wc.rv
+		snap, rev = snapshot(wc.last, r.scope()), wc.rv
 	case want == 0:
-		snap, rev = snapshot(wc.last, r.namespace), wc.rv
+		snap, rev = snapshot(wc.last, r.scope()), wc.rv
 	default:
 		if !c.waitLocked(ctx, func() bool { return srv.up && wc.rv >= want }) {
 			return 504, errTooLarge.status(), nil
 		}
-		snap, rev = snapshot(wc.last, r.namespace), wc.rv
+		snap, rev = snapshot(wc.last, r.scope()), wc.rv
 	}
 	if fs := r.q["fieldSelector"]; strings.HasPrefix(fs, "metadata.name=") {
 		// a read of one object by name: not an informer's list
@@ -433,7 +439,7 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 		defer c.mu.Unlock()
 		c.releaseLocked(cn)
 	}
-	wt := &watcher{wc: wc, conn: cn, stream: st, meta: r.meta, namespace: r.namespace, bookmarks: r.q["allowWatchBookmarks"] == "true"}
+	wt := &watcher{wc: wc, conn: cn, stream: st, meta: r.meta, scope: r.scope(), bookmarks: r.q["allowWatchBookmarks"] == "true"}
 	t := now()
 	if s, err := strconv.Atoi(r.q["timeoutSeconds"]); err == nil && s > 0 {
 		wt.deadline = t.Add(time.Duration(s) * time.Second)
@@ -475,7 +481,7 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 	t = now()
 	switch {
 	case initial || from == 0:
-		snap := snapshot(wc.last, r.namespace)
+		snap := snapshot(wc.last, r.scope())
 		var extra time.Duration // a watch-list's initial state is a list
 		if initial {
 			extra = c.listLatencyLocked()

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"hash/fnv"
 	"maps"
 	"strings"
 	"time"
@@ -15,9 +16,9 @@ import (
 // everything consumed has reached the store.
 type View struct {
 	Conn, Resource string
-	// Namespace scopes the view to one namespace ("": all), as a
-	// namespaced informer's store holds only that namespace's objects.
-	Namespace string
+	// Scope is what the view's informer lists and watches: a namespaced
+	// or label-selected informer's store holds only those objects.
+	Scope Scope
 	// Store holds, by key, the latest write the client's store reflects
 	// (a delete too); a key it never saw is absent.
 	Store map[string]*Write
@@ -82,18 +83,53 @@ func listEffect(host, res string, snapshot map[string]*Write, rev uint64) effect
 }
 
 // snapshot returns the key → last write map a list from last tells in
-// namespace ("": all).
-func snapshot(last map[string]*Write, namespace string) map[string]*Write {
-	if namespace == "" {
+// scope.
+func snapshot(last map[string]*Write, scope Scope) map[string]*Write {
+	if scope == (Scope{}) {
 		return maps.Clone(last)
 	}
 	out := map[string]*Write{}
 	for k, w := range last {
-		if w.Obj.Namespace == namespace {
+		if scope.Holds(w.Obj.Key()) {
 			out[k] = w
 		}
 	}
 	return out
+}
+
+// Scope is what an informer's list and watch select: one namespace ("":
+// all) and a label selector ("": every object; ShardLabel=a or
+// ShardLabel=b: the half of the objects the model labels so, by key).
+type Scope struct {
+	Namespace, Selector string
+}
+
+// ShardLabel is the label the model gives every object: "a" or "b", by its
+// key (Shard).
+const ShardLabel = "shard"
+
+// Shard is the ShardLabel value of the object of key ("namespace/name").
+func Shard(key string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	if h.Sum32()%2 == 0 {
+		return "a"
+	}
+	return "b"
+}
+
+// Holds reports whether the scope holds the object of key.
+func (s Scope) Holds(key string) bool {
+	if s.Namespace != "" && !strings.HasPrefix(key, s.Namespace+"/") {
+		return false
+	}
+	return s.Selector == "" || s.Selector == ShardLabel+"="+Shard(key)
+}
+
+// validSelector reports whether the model serves the label selector sel:
+// none, or one of ShardLabel's two values.
+func validSelector(sel string) bool {
+	return sel == "" || sel == ShardLabel+"=a" || sel == ShardLabel+"=b"
 }
 
 // Fresh returns the newest instant by which the view held every write of
@@ -132,10 +168,8 @@ func (tx *Tx) Fresh(v *View, t time.Time) (fresh time.Time, missing int, revert 
 	return fresh, missing, revert
 }
 
-// scopes reports whether the view's namespace holds key ("namespace/name").
-func (v *View) scopes(key string) bool {
-	return v.Namespace == "" || strings.HasPrefix(key, v.Namespace+"/")
-}
+// scopes reports whether the view's scope holds key ("namespace/name").
+func (v *View) scopes(key string) bool { return v.Scope.Holds(key) }
 
 // position returns the index after the latest entry of log (by t) that
 // left the key at held: its write, or a restore's revert to it (a revert
@@ -232,11 +266,11 @@ func (tx *Tx) Waiting(host, res string) bool {
 // can read (one of PartialObjectMetadata, as a controller's cache holds):
 // held maps each key it holds to the resource version it holds it at. A
 // key it lacks is taken as holding the key's last delete, if any (a store
-// without a deleted object is right about it). namespace scopes it to one
-// namespace ("": all), as the informer's list and watch are.
-func (tx *Tx) StoreView(res, namespace string, held map[string]string) *View {
+// without a deleted object is right about it). scope scopes it as the
+// informer's list and watch are.
+func (tx *Tx) StoreView(res string, scope Scope, held map[string]string) *View {
 	r := tx.c.resources[res]
-	v := &View{Resource: res, Namespace: namespace, Store: map[string]*Write{}}
+	v := &View{Resource: res, Scope: scope, Store: map[string]*Write{}}
 	if r == nil {
 		return v
 	}
