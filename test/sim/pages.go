@@ -19,6 +19,13 @@ const (
 	// stallPage: a watch that stopped delivering pages RvsyncWatchStalled
 	// within about 5½ minutes; a minute of slack.
 	stallPage = 6*time.Minute + 30*time.Second
+	// unreadStallPage: the same for a quiet resource's watch whose cache
+	// no read of the informer's moves (the freshness reads off, or on
+	// HTTP/1.1 behind several API servers): a healthy session of it may
+	// hear nothing until its timeout (client-go's reflector asks for 5 to
+	// 10 minutes), so its stall is known only past that
+	// (docs/failure-modes.md, watch stalled)
+	unreadStallPage = stallPage + 10*time.Minute
 	// never: a deadline no run reaches (nothing owed)
 	never = time.Duration(1<<63 - 1)
 	// justifyWithin: a page is justified by something bad within the
@@ -135,7 +142,10 @@ func within(times []time.Duration, from, to time.Duration) bool {
 // gives a sign of life every minute while it delivers).
 func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	bookmarks := h.bookmarks(res)
-	stalePage := stalePage
+	stalePage, stallPage := stalePage, stallPage
+	if h.unread(res) {
+		stallPage = unreadStallPage
+	}
 	if h.opaque(res) || !bookmarks {
 		stalePage = never // its staleness is unknown by design
 	}
@@ -303,6 +313,22 @@ func (h History) bookmarks(res string) bool {
 		}
 	}
 	return false
+}
+
+// unread reports whether res is a quiet resource (nothing loads it) whose
+// watch caches no read of the monitor moves: the freshness reads off, or on
+// HTTP/1.1 behind several API servers, where they reach other servers than
+// the watch's (see unreadStallPage).
+func (h History) unread(res string) bool {
+	if !h.Setup.NoFreshnessReads && !(h.Setup.HTTP1 && h.Setup.Servers > 1) {
+		return false
+	}
+	for _, l := range h.Loads {
+		if l.Resource == res {
+			return false
+		}
+	}
+	return true
 }
 
 // opaque reports whether res has resource versions that are not integers
