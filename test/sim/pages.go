@@ -16,6 +16,11 @@ const (
 	// this long pages (the 1h/5m burn needs 14.4% of an hour's 2-minute
 	// slices bad: 8.6 minutes, plus a slice and an evaluation).
 	stalePage = 12 * time.Minute
+	// burnWarmup: a burn-rate page needs half of its long window on record
+	// (the fast burn's: 30 of 60 minutes since the resource's series
+	// began, as a fresh install's; README, "a fresh install cannot page on
+	// minutes of data"), plus an evaluation and a slice
+	burnWarmup = 31 * time.Minute
 	// stallPage: a watch that stopped delivering pages RvsyncWatchStalled
 	// within about 5½ minutes; a minute of slack.
 	stallPage = 6*time.Minute + 30*time.Second
@@ -204,7 +209,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 		}
 		if stale {
 			if staleFrom < 0 {
-				staleFrom, staleDeadline = t, stalePage
+				staleFrom, staleDeadline = t, max(stalePage, burnWarmup-t)
 				if unseen {
 					staleDeadline = never
 				}
