@@ -74,7 +74,7 @@ func TestInvariantsDocumented(t *testing.T) {
 		src.Write(b)
 	}
 	for _, m := range regexp.MustCompile("`([a-z]+[A-Z][A-Za-z]*)`").FindAllStringSubmatch(table.String(), -1) {
-		if !regexp.MustCompile(`\n(func (\([^)]*\) )?` + m[1] + `\(|type ` + m[1] + ` struct)`).MatchString(src.String()) {
+		if !regexp.MustCompile(`\n(func (\([^)]*\) )?` + m[1] + `\(|type ` + m[1] + ` struct|\t` + m[1] + ` += )`).MatchString(src.String()) {
 			t.Errorf("docs/simulation.md names %s, which test/sim does not define", m[1])
 		}
 	}
