@@ -801,6 +801,16 @@ var corpus = []struct {
 			Loads: []Load{{Resource: "configmaps", Start: 0, End: 35 * time.Minute, Rate: 0.05, Keys: 5}, {Resource: "secrets", Start: 0, End: 35 * time.Minute, Rate: 0.05, Keys: 20}},
 		},
 	},
+	{
+		caught: "-sim.widen=order,http1,informers,nostart,scopes,selectors,lifecycle, seeds 354001-354600 on 6 December (seed 354005, shrunk; failing on the code before that day's changes too, with the scopes dimension alone): two API servers, no progress notify, configmaps written 5 times a second with the canary on, operator informers scoped to the loads' namespace and the canary's beside the exporter's, configmaps' watch cache stuck on server 1 for 2 min: RV lag 0 while a store lacked 555 changes, the oldest committed 109 s before. Triaged: the operator's informer of the loads' namespace sat on the stuck server; its bookmarks kept coming at the cache's old RV (signs of life), its reads are not known to reach its server (Instrument), and it cannot see the canary (another namespace), so nothing showed it behind, while the exporter's cluster-wide informer on the other server delivered the very writes of its scope. Idea, not built: a write a sibling informer delivered, of an object this informer holds, is owed by it within a cadence (a generalization of the canary's Overdue)",
+		lie:    "configmaps", lieRule: "lag 0 while missing",
+		h: History{Seed: 354005, Duration: 26 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}},
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-rvsync", Embedded: true, Namespace: "rvsync"}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 26 * time.Minute, Rate: 5, Keys: 1}},
+			Faults: []Fault{{Kind: "stuck", Start: 1420 * time.Second, Dur: 2 * time.Minute, Server: 1, Resource: "configmaps"}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
