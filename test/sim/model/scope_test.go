@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -17,9 +16,7 @@ import (
 // selector the model does not serve is refused (400), never served whole.
 func TestALabelSelectedListAndWatchHoldTheirHalf(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := New(Config{Seed: 3})
-		c.AddResource(ResourceSpec{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true})
-		client := &http.Client{Transport: c.Transport()}
+		c, client := configMapsCluster(3)
 		want := map[string]bool{}
 		create := func(from, to int) {
 			c.Do(func(tx *Tx) {

@@ -11,6 +11,14 @@ import (
 	"time"
 )
 
+// configMapsCluster is a model cluster of seed serving configmaps, and a
+// client of it.
+func configMapsCluster(seed uint64) (*Cluster, *http.Client) {
+	c := New(Config{Seed: seed})
+	c.AddResource(ResourceSpec{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true})
+	return c, &http.Client{Transport: c.Transport()}
+}
+
 // What the model does at one instant reaches each client at an instant of
 // its own, within a turn: two watches a write reaches, or a restart
 // breaks, never wake their readers at one instant of the bubble's clock,
@@ -19,9 +27,7 @@ import (
 // which they drew their retries' jitter varied with the machine's load).
 func TestEachStreamWakesItsReaderInItsOwnTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := New(Config{Seed: 7})
-		c.AddResource(ResourceSpec{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true})
-		client := &http.Client{Transport: c.Transport()}
+		c, client := configMapsCluster(7)
 		var (
 			mu    sync.Mutex
 			woken = map[string][]time.Time{} // per host, when its reader got something
@@ -88,9 +94,7 @@ func TestRequestsOfOneInstantAreServedInOneOrder(t *testing.T) {
 	answered := func(order []string) map[string]time.Duration {
 		got := map[string]time.Duration{}
 		synctest.Test(t, func(t *testing.T) {
-			c := New(Config{Seed: 7})
-			c.AddResource(ResourceSpec{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true})
-			client := &http.Client{Transport: c.Transport()}
+			c, client := configMapsCluster(7)
 			var mu sync.Mutex
 			var wg sync.WaitGroup
 			start := time.Now()
