@@ -811,6 +811,22 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "stuck", Start: 1420 * time.Second, Dur: 2 * time.Minute, Server: 1, Resource: "configmaps"}},
 		},
 	},
+	{
+		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 351001-351600 on 6 December (seed 351568, shrunk on the code before that day's relist fix): secrets' CRD gone 45 s, an operator's informer beside the exporter's: the first sawtooth after the relist was learned as the proof period; fixed by 4a6a599 (a sawtooth opened by a list rises from the list's end), kept as a regression case",
+		h: History{Seed: 351568, Duration: 18 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, ListLatency: 2 * time.Second,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resSecrets.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}}}}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 712 * time.Second, Dur: 45 * time.Second, Resource: "secrets"}},
+		},
+	},
+	{
+		caught: "-sim.widen=order,http1,informers,nostart,scopes, seeds 351001-351600 on 6 December (seed 351362, shrunk to 13 min without a fault; failing before and after that day's fixes): two API servers, etcd's 10-minute progress notify, configmaps idle with an operator's cluster-wide informer and two scoped ones beside the exporter's: a learned proof period above the healthy sawtooth, and a healthy staleness 105 s above the truth (an informer that learns its period, whose sessions' first bookmarks come a period after a read moves their cache); not triaged",
+		lie:    "configmaps", lieRule: "proof period above the healthy sawtooth|healthy staleness above the truth",
+		h: History{Seed: 351362, Duration: 13 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second,
+				Resources: []Watched{{ResourceSpec: resEvents.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-rvsync", Embedded: true, Namespace: "rvsync"}}}}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
