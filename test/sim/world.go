@@ -319,6 +319,13 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 	// launch builds the i-th informer of r and starts it, to run until its
 	// StopAfter (lifecycle holds the stop) or the history's end
 	var lifecycle []lifecycleEvent
+	schedule := func(e lifecycleEvent) {
+		i, _ := slices.BinarySearchFunc(lifecycle, e.at, func(a lifecycleEvent, at time.Time) int { return a.at.Compare(at) })
+		for i < len(lifecycle) && lifecycle[i].at.Equal(e.at) {
+			i++ // after those due at the same instant: in the order scheduled
+		}
+		lifecycle = slices.Insert(lifecycle, i, e)
+	}
 	launch := func(r Watched, i int) error {
 		in := r.Informers[i]
 		inf, err := w.informer(r, in)
@@ -340,7 +347,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		})
 		ictx, stop := context.WithCancel(ctx)
 		if in.StopAfter > 0 {
-			lifecycle = append(lifecycle, lifecycleEvent{at: w.Start.Add(in.StopAfter), do: func() error {
+			schedule(lifecycleEvent{at: w.Start.Add(in.StopAfter), do: func() error {
 				stop()
 				w.stopped[inf] = true
 				synctest.Wait()
@@ -354,7 +361,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		w.Informers[r.Name()] = make([]cache.SharedIndexInformer, len(r.Informers))
 		for i, in := range r.Informers {
 			if in.StartAfter > 0 {
-				lifecycle = append(lifecycle, lifecycleEvent{at: w.Start.Add(in.StartAfter), do: func() error { return launch(r, i) }})
+				schedule(lifecycleEvent{at: w.Start.Add(in.StartAfter), do: func() error { return launch(r, i) }})
 				continue
 			}
 			if err := launch(r, i); err != nil {
@@ -389,7 +396,6 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		if !ok || at.After(next) {
 			at = next
 		}
-		slices.SortStableFunc(lifecycle, func(a, b lifecycleEvent) int { return a.at.Compare(b.at) })
 		if len(lifecycle) > 0 && lifecycle[0].at.Before(at) {
 			at = lifecycle[0].at
 		}
