@@ -110,11 +110,15 @@ func TestCompactionExpiresWatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Wait until the API server's compactor has passed the informer's RV: an
-	// exact read at that RV then answers 410.
-	testenv.WaitFor(t, 2*time.Minute, "etcd compacted past the informer's RV", func() (bool, error) {
+	// Wait until the API server's compactor has passed the revision the
+	// informer's watch resumes from: a watch from RV reads etcd from RV+1,
+	// so an exact read at RV+1 must answer 410. (An exact read at RV
+	// answers 410 one revision sooner: when the compactor had compacted to
+	// exactly RV+1, the first write after the informer's list, the resumed
+	// watch started cleanly and heard nothing; 1 run in 3-6 under load.)
+	testenv.WaitFor(t, 2*time.Minute, "etcd compacted past the informer's RV+1", func() (bool, error) {
 		_, err := env.Client.CoreV1().ConfigMaps("compact").List(ctx, metav1.ListOptions{
-			ResourceVersion: formatRV(informerRV), ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+			ResourceVersion: formatRV(informerRV + 1), ResourceVersionMatch: metav1.ResourceVersionMatchExact,
 		})
 		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), err
 	})

@@ -73,6 +73,13 @@ type Informer struct {
 	// longer needs, does. A stopped informer leaves the measurement
 	// (Monitor.Instrument) and the truth; so does one not started yet.
 	StartAfter, StopAfter time.Duration
+	// RestartAfter, for an embedded informer with StopAfter: how long
+	// after the history began its owner builds it again on the same
+	// connection and starts it (0: never), as an operator does that
+	// re-creates a cache (it lost and won its leader election, or its
+	// CRD was installed again): a new informer, instrumented anew, that
+	// lists from scratch and runs to the history's end.
+	RestartAfter time.Duration
 }
 
 // scope is what the informer lists and watches.
@@ -251,8 +258,11 @@ type World struct {
 	Informers map[string][]cache.SharedIndexInformer
 	notified  map[cache.SharedIndexInformer]*atomic.Int64
 	stopped   map[cache.SharedIndexInformer]bool
-	ctx       context.Context
-	wg        *sync.WaitGroup
+	// launched holds when each informer was started (a restarted one's
+	// connection holds the list of the one before it)
+	launched map[cache.SharedIndexInformer]time.Time
+	ctx      context.Context
+	wg       *sync.WaitGroup
 	// OnScrape, when set, is called with every scrape (inside the bubble).
 	OnScrape func(Scrape)
 	scrapes  int
@@ -299,7 +309,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 			tx.Pin(host, server)
 		}
 	})
-	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape, Informers: map[string][]cache.SharedIndexInformer{}, notified: map[cache.SharedIndexInformer]*atomic.Int64{}, stopped: map[cache.SharedIndexInformer]bool{}}
+	w := &World{Setup: setup, Cluster: c, Start: time.Now(), OnScrape: onScrape, Informers: map[string][]cache.SharedIndexInformer{}, notified: map[cache.SharedIndexInformer]*atomic.Int64{}, stopped: map[cache.SharedIndexInformer]bool{}, launched: map[cache.SharedIndexInformer]time.Time{}}
 	w.Monitor = probe.New(probe.Options{HeadProbe: w.config(HostProbe), ProbeInterval: setup.ProbeInterval, NoFreshnessReads: setup.NoFreshnessReads, Logger: monitorLog})
 	w.reg = prometheus.NewRegistry()
 	if err := w.Monitor.Register(w.reg); err != nil {
@@ -317,7 +327,8 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		time.Sleep(time.Millisecond)
 	}
 	// launch builds the i-th informer of r and starts it, to run until its
-	// StopAfter (lifecycle holds the stop) or the history's end
+	// StopAfter (lifecycle holds the stop, and then its restart) or the
+	// history's end; again: it is the restart, which runs to the end
 	var lifecycle []lifecycleEvent
 	schedule := func(e lifecycleEvent) {
 		i, _ := slices.BinarySearchFunc(lifecycle, e.at, func(a lifecycleEvent, at time.Time) int { return a.at.Compare(at) })
@@ -326,7 +337,8 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		}
 		lifecycle = slices.Insert(lifecycle, i, e)
 	}
-	launch := func(r Watched, i int) error {
+	var launch func(r Watched, i int, again bool) error
+	launch = func(r Watched, i int, again bool) error {
 		in := r.Informers[i]
 		inf, err := w.informer(r, in)
 		if err != nil {
@@ -335,6 +347,7 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		w.Informers[r.Name()][i] = inf
 		n := &atomic.Int64{}
 		w.notified[inf] = n
+		w.launched[inf] = time.Now()
 		count := func(initial bool) {
 			if !initial {
 				n.Add(1)
@@ -346,11 +359,14 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 			DeleteFunc: func(any) { count(false) },
 		})
 		ictx, stop := context.WithCancel(ctx)
-		if in.StopAfter > 0 {
+		if in.StopAfter > 0 && !again {
 			schedule(lifecycleEvent{at: w.Start.Add(in.StopAfter), do: func() error {
 				stop()
 				w.stopped[inf] = true
 				synctest.Wait()
+				if in.RestartAfter > in.StopAfter {
+					schedule(lifecycleEvent{at: w.Start.Add(in.RestartAfter), do: func() error { return launch(r, i, true) }})
+				}
 				return nil
 			}})
 		}
@@ -361,10 +377,10 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		w.Informers[r.Name()] = make([]cache.SharedIndexInformer, len(r.Informers))
 		for i, in := range r.Informers {
 			if in.StartAfter > 0 {
-				schedule(lifecycleEvent{at: w.Start.Add(in.StartAfter), do: func() error { return launch(r, i) }})
+				schedule(lifecycleEvent{at: w.Start.Add(in.StartAfter), do: func() error { return launch(r, i, false) }})
 				continue
 			}
-			if err := launch(r, i); err != nil {
+			if err := launch(r, i, false); err != nil {
 				cancel()
 				wg.Wait()
 				return err
@@ -552,7 +568,8 @@ func (w *World) scrape() {
 				if v := tx.View(in.Host, r.Name()); v == nil || !v.Listed {
 					// nor before its first list completes: its owner reads
 					// it only once it synced (the resource says so:
-					// rvsync_informer_synced 0)
+					// rvsync_informer_synced 0); a restarted informer's
+					// connection holds its predecessor's list until then
 					continue
 				}
 				it := InformerTruth{Host: in.Host, Fresh: s.At}
