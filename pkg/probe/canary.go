@@ -352,6 +352,9 @@ type Canary struct {
 // informer that watches its resource. cfg is the writer's client
 // configuration; the writer gets a connection of its own, like the head
 // probe, so a stuck informer connection cannot hold its writes back.
+// A resource has one canary at a time: a second would take over the
+// deliveries the first waits for (and count the first's writes lost), so
+// NewCanary refuses it until the first's Run has ended.
 func (m *Monitor) NewCanary(cfg *rest.Config, opts CanaryOptions) (*Canary, error) {
 	opts.defaults()
 	if opts.Namespace == "" || opts.Name == "" || opts.Kind == "" {
@@ -378,7 +381,10 @@ func (m *Monitor) NewCanary(cfg *rest.Config, opts CanaryOptions) (*Canary, erro
 		latency: m.metrics.CanaryDeliveryLatency.WithLabelValues(res.name),
 		lost:    m.metrics.CanaryLost.WithLabelValues(res.name),
 	}
-	res.canary.Store(st)
+	if !res.canary.CompareAndSwap(nil, st) {
+		old := res.canary.Load()
+		return nil, fmt.Errorf("canary %s: %s/%s already writes to it; one canary per resource (stop the first: its Run returns)", res.name, old.namespace, old.name)
+	}
 	return &Canary{
 		opts: opts, client: client, m: m, res: res, state: st,
 		writes: [2]prometheus.Counter{
@@ -389,8 +395,10 @@ func (m *Monitor) NewCanary(cfg *rest.Config, opts CanaryOptions) (*Canary, erro
 	}, nil
 }
 
-// Run writes until ctx ends, then deletes the canary object.
+// Run writes until ctx ends, then deletes the canary object; the
+// resource may then have another canary.
 func (c *Canary) Run(ctx context.Context) {
+	defer c.res.canary.CompareAndSwap(c.state, nil)
 	wait.JitterUntilWithContext(ctx, c.beat, c.opts.Interval, 0.1, true)
 	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,7 +11,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 )
 
 func newCanaryState() (*canaryState, prometheus.Histogram, prometheus.Counter) {
@@ -298,5 +301,36 @@ func TestACanaryWriteOutsideAnInformersScopeIsNotOverdue(t *testing.T) {
 				t.Errorf("RV lag %d (known %v) 62 s after a canary write above the store's latest bookmark; want lagged %v", sn.Lag, sn.LagKnown, tc.lagged)
 			}
 		})
+	}
+}
+
+// A second canary of a resource would take over the first's deliveries
+// (one canary state per resource), so that every write of the first went
+// "lost": a false canary page. NewCanary refuses it while the first runs,
+// and allows a new one once the first's Run ended.
+func TestOneCanaryPerResourceAtATime(t *testing.T) {
+	m := New(Options{})
+	cfg := &rest.Config{Host: "https://127.0.0.1:1"} // nothing listens: no request may succeed
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	if _, err := m.NewInformer(cfg, Resource{GVR: gvr}); err != nil {
+		t.Fatal(err)
+	}
+	opts := CanaryOptions{GVR: gvr, Kind: "ConfigMap", Namespace: "monitoring", Name: "rvsync-canary"}
+	first, err := m.NewCanary(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := opts
+	second.Name = "another-canary"
+	if _, err := m.NewCanary(cfg, second); err == nil {
+		t.Fatal("a second canary of configmaps was accepted while the first runs")
+	} else if !strings.Contains(err.Error(), "monitoring/rvsync-canary") {
+		t.Errorf("the refusal does not name the canary that runs: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	first.Run(ctx) // ends at once (its delete fails: nothing listens)
+	if _, err := m.NewCanary(cfg, second); err != nil {
+		t.Errorf("a canary after the first's Run ended: %v", err)
 	}
 }
