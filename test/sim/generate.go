@@ -34,6 +34,7 @@ const (
 	WidenScopes    = "scopes"    // an operator's informers of a resource scoped to one namespace each
 	WidenSelectors = "selectors" // an operator's informers of a resource selected by label
 	WidenLifecycle = "lifecycle" // an operator's informer of a resource started late, stopped early
+	WidenRestarts  = "restarts"  // an operator's informer of a resource stopped and built again
 )
 
 // Widened holds the dimensions random histories draw beyond the default.
@@ -165,6 +166,20 @@ func Generate(seed uint64, dur time.Duration) History {
 			r.Informers = append(r.Informers, in)
 		}
 	}
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if rng.Float64() < 0.3 && Widened[WidenRestarts] {
+			// an operator's informer of the resource stopped and built
+			// again on its connection (its cache re-created): the new one
+			// lists from scratch and is instrumented anew
+			stop := time.Duration(30+rng.IntN(870)) * time.Second
+			in := Informer{Host: HostController + "-restarted", Embedded: true, StopAfter: stop, RestartAfter: stop + time.Duration(rng.IntN(300))*time.Second}
+			if len(r.Informers) == 0 {
+				r.Informers = []Informer{{}}
+			}
+			r.Informers = append(r.Informers, in)
+		}
+	}
 	return h
 }
 
@@ -257,6 +272,9 @@ func resVar(r Watched) string {
 			}
 			if in.StopAfter != 0 {
 				ns += ", StopAfter: " + goDuration(in.StopAfter)
+			}
+			if in.RestartAfter != 0 {
+				ns += ", RestartAfter: " + goDuration(in.RestartAfter)
 			}
 			ins = append(ins, fmt.Sprintf("{Host: %q, Embedded: %v, SlowStore: %s%s}", in.Host, in.Embedded, goDuration(in.SlowStore), ns))
 		}

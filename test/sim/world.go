@@ -565,7 +565,7 @@ func (w *World) scrape() {
 				if !w.running(r, i) {
 					continue // not in the measurement: not started yet, or stopped
 				}
-				if v := tx.View(in.Host, r.Name()); v == nil || !v.Listed {
+				if v := tx.View(in.Host, r.Name()); v == nil || !v.Listed || v.ListedAt.Before(w.launched[w.Informers[r.Name()][i]]) {
 					// nor before its first list completes: its owner reads
 					// it only once it synced (the resource says so:
 					// rvsync_informer_synced 0); a restarted informer's

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
 )
 
 // An operator's informer started late and stopped early is in the truth
@@ -29,5 +32,57 @@ func TestAnInformerStartedLateAndStoppedEarlyIsTruthOnlyWhileItRuns(t *testing.T
 	}
 	if len(counts) < 25 {
 		t.Errorf("%d scrapes in 7 minutes, want 28", len(counts))
+	}
+}
+
+// An operator's informer stopped and built again on its connection leaves
+// the truth while stopped and joins it again only once the new informer
+// listed: until then the connection holds its predecessor's list, which
+// the new informer's empty store does not reflect.
+func TestARestartedInformerIsTruthAgainOnceItListed(t *testing.T) {
+	r := Watched{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{}, {Host: "ctrl-restarted", Embedded: true, StopAfter: 2 * time.Minute, RestartAfter: 4 * time.Minute}}}
+	type seen struct{ informers, missing int }
+	at := map[time.Duration]seen{}
+	var start time.Time
+	// lists that take up to a minute: scrapes fall while the new one lists
+	script := func(w *World) {
+		start = w.Start
+		w.Cluster.At(start.Add(30*time.Second), func(tx *model.Tx) {
+			for i := range 20 {
+				tx.Create(r.Name(), LoadNamespace, fmt.Sprintf("obj-%d", i), nil)
+			}
+		})
+	}
+	err := Run(t, Setup{Resources: []Watched{r}, ListLatency: time.Minute}, 1, 7*time.Minute, script, func(s Scrape) {
+		var n seen
+		for _, it := range s.Truth[r.Name()].Informers {
+			n.informers++
+			n.missing += it.Missing
+		}
+		at[s.At.Sub(start).Truncate(time.Second)] = n
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted := 0
+	for d, n := range at {
+		want := 2
+		if d >= 2*time.Minute && d < 4*time.Minute {
+			want = 1
+		}
+		if (d > 65*time.Second && d < 2*time.Minute) || (d >= 2*time.Minute && d < 4*time.Minute) || d > 5*time.Minute+5*time.Second {
+			if n.informers != want {
+				t.Errorf("at %v: %d informers in the truth, want %d", d, n.informers, want)
+			}
+		}
+		if d > 4*time.Minute && n.informers == 2 {
+			restarted++
+		}
+		if d >= 2*time.Minute && n.missing > 0 {
+			t.Errorf("at %v: the truth says its informers lack %d changes, written minutes before (a store counted before it listed)", d, n.missing)
+		}
+	}
+	if restarted == 0 {
+		t.Error("the restarted informer never joined the truth")
 	}
 }
