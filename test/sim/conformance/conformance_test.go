@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -54,7 +55,7 @@ const backgroundEvery = 10 * time.Second
 // runModel runs script against the model, inside a synctest bubble of t,
 // as the simulation runs it: etcd at revision 1000 with progress
 // notifications every 5s, one API server.
-func runModel(t *testing.T, script Script) *Record {
+func runModel(t *testing.T, script Script, ns string) *Record {
 	t.Helper()
 	var rec *Record
 	var err error
@@ -65,7 +66,7 @@ func runModel(t *testing.T, script Script) *Record {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Go(func() { drive(ctx, c) })
-		rec, err = Run(ctx, &modelTarget{c: c}, script, "conformance")
+		rec, err = Run(ctx, &modelTarget{c: c}, script, ns)
 		cancel()
 		c.Close()
 		wg.Wait()
@@ -104,11 +105,15 @@ func drive(ctx context.Context, c *model.Cluster) {
 
 func recording(name string) string { return filepath.Join("testdata", name+".real") }
 
+// namespace is the namespace the i-th script runs in, on both control
+// planes: objects' keys, and so their shard labels, are the same.
+func namespace(i int) string { return "conformance-" + strconv.Itoa(i) }
+
 // TestModelMatchesRecording compares the model with the recordings of the
 // real control plane (testdata/*.real, written by TestConformance
 // -update): the fast tier's check that the model has not drifted.
 func TestModelMatchesRecording(t *testing.T) {
-	for _, script := range Scripts {
+	for i, script := range Scripts {
 		t.Run(script.Name, func(t *testing.T) {
 			data, err := os.ReadFile(recording(script.Name))
 			if err != nil {
@@ -118,7 +123,7 @@ func TestModelMatchesRecording(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			model := runModel(t, script)
+			model := runModel(t, script, namespace(i))
 			if testing.Verbose() {
 				logRecord(t, "model", model)
 			}

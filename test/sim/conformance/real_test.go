@@ -66,7 +66,7 @@ func TestConformance(t *testing.T) {
 		t.Run(script.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			real, err := Run(ctx, target, script, "conformance-"+strconv.Itoa(i))
+			real, err := Run(ctx, target, script, namespace(i))
 			if err != nil {
 				t.Fatalf("real: %v", err)
 			}
@@ -76,7 +76,7 @@ func TestConformance(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			compare(t, runModel(t, script), real)
+			compare(t, runModel(t, script, namespace(i)), real)
 		})
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
 )
 
 // Target is a control plane a script runs against: the model or the real
@@ -230,7 +232,10 @@ func (r *runner) write(ctx context.Context, s Step) {
 	case Create:
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": s.Name, "annotations": map[string]any{seqAnnotation: label}},
+			"metadata": map[string]any{
+				"name": s.Name, "annotations": map[string]any{seqAnnotation: label},
+				"labels": map[string]any{model.ShardLabel: model.Shard(r.ns + "/" + s.Name)},
+			},
 		}}
 		out, err = r.dyn.Create(ctx, obj, metav1.CreateOptions{})
 	case Update:
@@ -298,7 +303,7 @@ func (r *runner) list(ctx context.Context, s Step) error {
 	if err != nil {
 		return err
 	}
-	opts := metav1.ListOptions{ResourceVersion: rv, Limit: s.Limit}
+	opts := metav1.ListOptions{ResourceVersion: rv, Limit: s.Limit, LabelSelector: s.Selector}
 	for first := true; ; first = false {
 		l, err := r.meta.List(ctx, opts)
 		if err != nil {
@@ -324,7 +329,7 @@ func (r *runner) list(ctx context.Context, s Step) error {
 		if l.Continue == "" {
 			return nil
 		}
-		opts = metav1.ListOptions{Limit: s.Limit, Continue: l.Continue}
+		opts = metav1.ListOptions{Limit: s.Limit, Continue: l.Continue, LabelSelector: s.Selector}
 	}
 }
 
@@ -334,7 +339,7 @@ func (r *runner) watch(ctx context.Context, s Step) error {
 	if err != nil {
 		return err
 	}
-	opts := metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: s.Bookmarks}
+	opts := metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: s.Bookmarks, LabelSelector: s.Selector}
 	if s.Timeout > 0 {
 		opts.TimeoutSeconds = &s.Timeout
 	}

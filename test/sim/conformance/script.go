@@ -69,6 +69,11 @@ type Step struct {
 	Bookmarks, Initial bool
 	// Restart: a Restore restarts the API server on the restored etcd.
 	Restart bool
+	// Selector is a Watch's or List's label selector ("": all). Every
+	// write labels its object as the model does (model.ShardLabel, by
+	// the object's key), so shard=a or shard=b selects the same objects
+	// of both control planes.
+	Selector string
 }
 
 func (s Step) String() string {
@@ -104,6 +109,9 @@ func (s Step) String() string {
 	}
 	if s.Restart {
 		add("restart", true)
+	}
+	if s.Selector != "" {
+		add("selector", s.Selector)
 	}
 	return b.String()
 }
@@ -244,5 +252,34 @@ var Scripts = []Script{
 		{Op: Idle, Dur: 2 * time.Second},
 		{Op: List, From: ""},
 		{Op: Stop, Name: "open"},
+	}},
+	{Name: "label-selector", Steps: []Step{
+		// objects of both shards (in its namespace, conformance-4: b, d
+		// and f of shard a; a, c and e of shard b)
+		{Op: Create, Name: "a"},
+		{Op: Create, Name: "b"},
+		{Op: Create, Name: "c"},
+		{Op: Create, Name: "d"},
+		{Op: List, From: "", Selector: "shard=a", Mark: "start"},
+		// a selected watch with bookmarks: the events of its shard only,
+		// and bookmarks at the cache's revision whatever it selects
+		{Op: Watch, Name: "sel", From: "start", Bookmarks: true, Timeout: 70, Selector: "shard=a"},
+		{Op: Update, Name: "a"},
+		{Op: Update, Name: "b"},
+		{Op: Create, Name: "e"},
+		{Op: Create, Name: "f"},
+		{Op: Delete, Name: "c"},
+		{Op: Delete, Name: "d"},
+		{Op: Idle, Dur: 75 * time.Second},
+		// lists: consistent and paged, and from a write of the other shard
+		{Op: List, From: "", Limit: 1, Selector: "shard=a"},
+		{Op: List, From: "w6", Selector: "shard=b"},
+		// a selected watch-list: its shard's state, then its events
+		{Op: Watch, Name: "watchlist", From: "", Bookmarks: true, Initial: true, Selector: "shard=b"},
+		{Op: Idle, Dur: time.Second},
+		{Op: Update, Name: "b"},
+		{Op: Update, Name: "a"},
+		{Op: Idle, Dur: time.Second},
+		{Op: Stop, Name: "watchlist"},
 	}},
 }

@@ -102,12 +102,14 @@ func encodeBookmark(r *Resource, rev uint64, meta, initialEnd bool) []byte {
 	return append(mustJSON(jsonEvent{Type: Bookmark, Object: j}), '\n')
 }
 
+// encodeList encodes a list (a page of one when cont is set, remaining
+// items after it; -1: not counted).
 func encodeList(r *Resource, objs []*Object, rev uint64, cont string, remaining int, meta bool) []byte {
 	l := jsonList{Kind: r.Kind + "List", APIVersion: r.apiVersion(), Metadata: jsonListMeta{ResourceVersion: r.rvString(rev), Continue: cont}, Items: []jsonObject{}}
 	if meta {
 		l.Kind, l.APIVersion = "PartialObjectMetadataList", metaAPIVersion
 	}
-	if cont != "" {
+	if cont != "" && remaining >= 0 {
 		n := int64(remaining)
 		l.Metadata.RemainingItemCount = &n
 	}

@@ -389,7 +389,13 @@ func (c *Cluster) pageLocked(cn *conn, r *request, p page) (code int, body []byt
 		c.pages = map[string]page{}
 	}
 	c.pages[tok] = page{rest: p.rest[limit:], rev: p.rev, snap: p.snap}
-	return 200, encodeList(r.res, p.rest[:limit], p.rev, tok, len(p.rest)-limit, r.meta), nil
+	// as the API server: a selected list's pages do not count what is
+	// left (the store cannot tell without filtering it all)
+	remaining := len(p.rest) - limit
+	if r.q["labelSelector"] != "" || r.q["fieldSelector"] != "" {
+		remaining = -1
+	}
+	return 200, encodeList(r.res, p.rest[:limit], p.rev, tok, remaining, r.meta), nil
 }
 
 func (c *Cluster) continueLocked(cn *conn, r *request, tok string) (int, []byte, effect) {
