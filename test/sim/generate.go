@@ -35,6 +35,7 @@ const (
 	WidenSelectors = "selectors" // an operator's informers of a resource selected by label
 	WidenLifecycle = "lifecycle" // an operator's informer of a resource started late, stopped early
 	WidenRestarts  = "restarts"  // an operator's informer of a resource stopped and built again
+	WidenTyped     = "typed"     // an operator's typed and metadata informers of one resource
 )
 
 // Widened holds the dimensions random histories draw beyond the default.
@@ -180,6 +181,18 @@ func Generate(seed uint64, dur time.Duration) History {
 			r.Informers = append(r.Informers, in)
 		}
 	}
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if rng.Float64() < 0.3 && Widened[WidenTyped] {
+			// an operator's typed informer of the resource (whole objects,
+			// for a typed client's reads) beside its metadata informer
+			// (another controller's watch): one GVR, two informers
+			if len(r.Informers) == 0 {
+				r.Informers = []Informer{{}}
+			}
+			r.Informers = append(r.Informers, Informer{Host: HostController + "-typed", Embedded: true, Typed: true}, Informer{Host: HostController + "-meta", Embedded: true})
+		}
+	}
 	return h
 }
 
@@ -272,6 +285,9 @@ func resVar(r Watched) string {
 			}
 			if in.StopAfter != 0 {
 				ns += ", StopAfter: " + goDuration(in.StopAfter)
+			}
+			if in.Typed {
+				ns += ", Typed: true"
 			}
 			if in.RestartAfter != 0 {
 				ns += ", RestartAfter: " + goDuration(in.RestartAfter)

@@ -16,9 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -51,6 +53,11 @@ type Informer struct {
 	// embedded informer is read from its store; of the exporter's, from what
 	// its connection delivered (its store holds digests only).
 	Embedded bool
+	// Typed, for an embedded informer: of whole objects (a typed or
+	// unstructured informer, as controller-runtime builds for a typed
+	// client's reads), not of PartialObjectMetadata; an operator may have
+	// both kinds of one resource, each its own watch.
+	Typed bool
 	// SlowStore makes its store take this long per object it indexes (an
 	// indexer that is slow, or starved of CPU): backpressure. An exporter's
 	// informer with a slow store has no staleness truth (its store holds
@@ -497,13 +504,50 @@ func (w *World) informer(r Watched, in Informer) (cache.SharedIndexInformer, err
 		}
 		return inf, err
 	}
-	client, err := metadata.NewForConfig(cfg)
+	lw, example, err := embeddedListWatch(cfg, r.gvr(), in)
 	if err != nil {
 		return nil, err
 	}
-	var res metadata.ResourceInterface = client.Resource(r.gvr())
-	if in.Namespace != "" {
-		res = client.Resource(r.gvr()).Namespace(in.Namespace)
+	indexers := cache.Indexers{}
+	if in.SlowStore > 0 {
+		indexers["slow"] = slow
+	}
+	return w.Monitor.Instrument(r.gvr(), lw, func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+		return cache.NewSharedIndexInformer(lw, example, 0, indexers)
+	}), nil
+}
+
+// embeddedListWatch is the ListerWatcher of an operator's informer of gvr
+// in its scope (a metadata or, Typed, a dynamic client's, as
+// controller-runtime's caches build them) and the object it lists.
+func embeddedListWatch(cfg *rest.Config, gvr schema.GroupVersionResource, in Informer) (cache.ListerWatcher, runtime.Object, error) {
+	type lister interface {
+		List(context.Context, metav1.ListOptions) (runtime.Object, error)
+		Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+	}
+	var res lister
+	var example runtime.Object
+	var client any
+	if in.Typed {
+		dc, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		var ri dynamic.ResourceInterface = dc.Resource(gvr)
+		if in.Namespace != "" {
+			ri = dc.Resource(gvr).Namespace(in.Namespace)
+		}
+		res, example, client = dynamicLister{ri}, &unstructured.Unstructured{}, dc
+	} else {
+		mc, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		var ri metadata.ResourceInterface = mc.Resource(gvr)
+		if in.Namespace != "" {
+			ri = mc.Resource(gvr).Namespace(in.Namespace)
+		}
+		res, example, client = metadataLister{ri}, &metav1.PartialObjectMetadata{}, mc
 	}
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -515,13 +559,22 @@ func (w *World) informer(r Watched, in Informer) (cache.SharedIndexInformer, err
 			return res.Watch(ctx, o)
 		},
 	}, client)
-	indexers := cache.Indexers{}
-	if in.SlowStore > 0 {
-		indexers["slow"] = slow
-	}
-	return w.Monitor.Instrument(r.gvr(), lw, func(lw cache.ListerWatcher) cache.SharedIndexInformer {
-		return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, indexers)
-	}), nil
+	return lw, example, nil
+}
+
+// metadataLister and dynamicLister list and watch through a metadata or a
+// dynamic client.
+type (
+	metadataLister struct{ metadata.ResourceInterface }
+	dynamicLister  struct{ dynamic.ResourceInterface }
+)
+
+func (l metadataLister) List(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	return l.ResourceInterface.List(ctx, o)
+}
+
+func (l dynamicLister) List(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	return l.ResourceInterface.List(ctx, o)
 }
 
 // storeView reads an embedded informer's store: each key at its resource

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
 )
 
@@ -84,5 +86,41 @@ func TestARestartedInformerIsTruthAgainOnceItListed(t *testing.T) {
 	}
 	if restarted == 0 {
 		t.Error("the restarted informer never joined the truth")
+	}
+}
+
+// An operator's typed informer (whole objects) beside its metadata
+// informer of the same resource: both list and follow the writes, each
+// its own watch, and both are in the truth, read from their stores.
+func TestATypedAndAMetadataInformerOfOneResourceBothHoldIt(t *testing.T) {
+	r := Watched{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}
+	var w *World
+	var last Scrape
+	script := func(world *World) {
+		w = world
+		for i := range 10 {
+			w.Cluster.At(w.Start.Add(time.Duration(20+i)*time.Second), func(tx *model.Tx) {
+				tx.Create(r.Name(), LoadNamespace, fmt.Sprintf("obj-%d", i), nil)
+			})
+		}
+	}
+	err := Run(t, Setup{Resources: []Watched{r}}, 1, 2*time.Minute, script, func(s Scrape) { last = s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(last.Truth[r.Name()].Informers); n != 3 {
+		t.Fatalf("%d informers in the truth, want 3", n)
+	}
+	for i, it := range last.Truth[r.Name()].Informers {
+		if it.Missing != 0 {
+			t.Errorf("informer %d (%s) lacks %d changes a minute after the last write", i, it.Host, it.Missing)
+		}
+	}
+	typed := w.Informers[r.Name()][1].GetStore().List()
+	if len(typed) != 10 {
+		t.Fatalf("the typed informer holds %d objects, want 10", len(typed))
+	}
+	if _, ok := typed[0].(*unstructured.Unstructured); !ok {
+		t.Errorf("the typed informer holds %T, want whole objects", typed[0])
 	}
 }
