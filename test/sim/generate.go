@@ -36,6 +36,7 @@ const (
 	WidenLifecycle = "lifecycle" // an operator's informer of a resource started late, stopped early
 	WidenRestarts  = "restarts"  // an operator's informer of a resource stopped and built again
 	WidenTyped     = "typed"     // an operator's typed and metadata informers of one resource
+	WidenFields    = "fields"    // an operator's informer of one object by name (a field selector)
 )
 
 // Widened holds the dimensions random histories draw beyond the default.
@@ -193,6 +194,18 @@ func Generate(seed uint64, dur time.Duration) History {
 			r.Informers = append(r.Informers, Informer{Host: HostController + "-typed", Embedded: true, Typed: true}, Informer{Host: HostController + "-meta", Embedded: true})
 		}
 	}
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if rng.Float64() < 0.3 && Widened[WidenFields] {
+			// an operator's informer of one object by name (a field
+			// selector): a loads' object or the canary's
+			name := []string{"obj-0", CanaryName}[rng.IntN(2)]
+			if len(r.Informers) == 0 {
+				r.Informers = []Informer{{}}
+			}
+			r.Informers = append(r.Informers, Informer{Host: HostController + "-field", Embedded: true, Field: "metadata.name=" + name})
+		}
+	}
 	return h
 }
 
@@ -288,6 +301,9 @@ func resVar(r Watched) string {
 			}
 			if in.Typed {
 				ns += ", Typed: true"
+			}
+			if in.Field != "" {
+				ns += fmt.Sprintf(", Field: %q", in.Field)
 			}
 			if in.RestartAfter != 0 {
 				ns += ", RestartAfter: " + goDuration(in.RestartAfter)

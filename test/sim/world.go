@@ -73,6 +73,11 @@ type Informer struct {
 	// ByObject label selectors does: its list and watch, its freshness
 	// reads and its truth see those objects only.
 	Selector string
+	// Field selects an embedded informer's objects by field ("": all;
+	// metadata.name=NAME: the objects of one name, as an operator's cache
+	// of one ConfigMap or Secret it reads, built with a field selector):
+	// its list and watch, its freshness reads and its truth see those only.
+	Field string
 	// StartAfter and StopAfter, for an embedded informer: how long after
 	// the history began its owner builds and starts it (0: at once), and
 	// stops it (0: never), as an operator's controller that starts once
@@ -91,7 +96,7 @@ type Informer struct {
 
 // scope is what the informer lists and watches.
 func (in Informer) scope() model.Scope {
-	return model.Scope{Namespace: in.Namespace, Selector: in.Selector}
+	return model.Scope{Namespace: in.Namespace, Selector: in.Selector, Field: in.Field}
 }
 
 // Watched is a resource of the model and how the monitor watches it.
@@ -551,11 +556,11 @@ func embeddedListWatch(cfg *rest.Config, gvr schema.GroupVersionResource, in Inf
 	}
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = in.Selector
+			o.LabelSelector, o.FieldSelector = in.Selector, in.Field
 			return res.List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = in.Selector
+			o.LabelSelector, o.FieldSelector = in.Selector, in.Field
 			return res.Watch(ctx, o)
 		},
 	}, client)

@@ -124,3 +124,40 @@ func TestATypedAndAMetadataInformerOfOneResourceBothHoldIt(t *testing.T) {
 		t.Errorf("the typed informer holds %T, want whole objects", typed[0])
 	}
 }
+
+// An operator's informer of one object by name (a field selector) lists
+// and watches that object only, and its truth is that object's: writes of
+// the others are nothing it misses.
+func TestAFieldSelectedInformerHoldsItsObjectOnly(t *testing.T) {
+	r := Watched{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=obj-3"}}}
+	var w *World
+	var last Scrape
+	script := func(world *World) {
+		w = world
+		for i := range 10 {
+			w.Cluster.At(w.Start.Add(time.Duration(20+i)*time.Second), func(tx *model.Tx) {
+				tx.Create(r.Name(), LoadNamespace, fmt.Sprintf("obj-%d", i), nil)
+			})
+		}
+		w.Cluster.At(w.Start.Add(40*time.Second), func(tx *model.Tx) {
+			tx.Update(r.Name(), LoadNamespace, "obj-3", func(o *model.Object) { o.Generation++ })
+			tx.Update(r.Name(), LoadNamespace, "obj-4", func(o *model.Object) { o.Generation++ })
+		})
+	}
+	err := Run(t, Setup{Resources: []Watched{r}}, 1, 2*time.Minute, script, func(s Scrape) { last = s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(last.Truth[r.Name()].Informers); n != 2 {
+		t.Fatalf("%d informers in the truth, want 2", n)
+	}
+	for i, it := range last.Truth[r.Name()].Informers {
+		if it.Missing != 0 {
+			t.Errorf("informer %d (%s) lacks %d changes a minute after the last write", i, it.Host, it.Missing)
+		}
+	}
+	held := storeView(w.Informers[r.Name()][1])
+	if len(held) != 1 || held[LoadNamespace+"/obj-3"] == "" {
+		t.Errorf("the field-selected informer holds %v, want obj-3 only", held)
+	}
+}

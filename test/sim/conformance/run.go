@@ -303,7 +303,7 @@ func (r *runner) list(ctx context.Context, s Step) error {
 	if err != nil {
 		return err
 	}
-	opts := metav1.ListOptions{ResourceVersion: rv, Limit: s.Limit, LabelSelector: s.Selector}
+	opts := metav1.ListOptions{ResourceVersion: rv, Limit: s.Limit, LabelSelector: s.Selector, FieldSelector: s.Field}
 	for first := true; ; first = false {
 		l, err := r.meta.List(ctx, opts)
 		if err != nil {
@@ -329,7 +329,7 @@ func (r *runner) list(ctx context.Context, s Step) error {
 		if l.Continue == "" {
 			return nil
 		}
-		opts = metav1.ListOptions{Limit: s.Limit, Continue: l.Continue, LabelSelector: s.Selector}
+		opts = metav1.ListOptions{Limit: s.Limit, Continue: l.Continue, LabelSelector: s.Selector, FieldSelector: s.Field}
 	}
 }
 
@@ -339,7 +339,7 @@ func (r *runner) watch(ctx context.Context, s Step) error {
 	if err != nil {
 		return err
 	}
-	opts := metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: s.Bookmarks, LabelSelector: s.Selector}
+	opts := metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: s.Bookmarks, LabelSelector: s.Selector, FieldSelector: s.Field}
 	if s.Timeout > 0 {
 		opts.TimeoutSeconds = &s.Timeout
 	}

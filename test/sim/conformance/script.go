@@ -74,6 +74,9 @@ type Step struct {
 	// the object's key), so shard=a or shard=b selects the same objects
 	// of both control planes.
 	Selector string
+	// Field is a Watch's or List's field selector ("": all; the model
+	// serves metadata.name=NAME).
+	Field string
 }
 
 func (s Step) String() string {
@@ -112,6 +115,9 @@ func (s Step) String() string {
 	}
 	if s.Selector != "" {
 		add("selector", s.Selector)
+	}
+	if s.Field != "" {
+		add("field", s.Field)
 	}
 	return b.String()
 }
@@ -279,6 +285,31 @@ var Scripts = []Script{
 		{Op: Idle, Dur: time.Second},
 		{Op: Update, Name: "b"},
 		{Op: Update, Name: "a"},
+		{Op: Idle, Dur: time.Second},
+		{Op: Stop, Name: "watchlist"},
+	}},
+	{Name: "field-selector", Steps: []Step{
+		{Op: Create, Name: "a"},
+		{Op: Create, Name: "b"},
+		{Op: Create, Name: "c"},
+		{Op: List, From: "", Field: "metadata.name=b", Mark: "start"},
+		// a watch of one object by name with bookmarks: its events only,
+		// and bookmarks at the cache's revision
+		{Op: Watch, Name: "one", From: "start", Bookmarks: true, Timeout: 70, Field: "metadata.name=b"},
+		{Op: Update, Name: "a"},
+		{Op: Update, Name: "b"},
+		{Op: Delete, Name: "a"},
+		{Op: Delete, Name: "b"},
+		{Op: Create, Name: "b"},
+		{Op: Idle, Dur: 75 * time.Second},
+		// a paged list of one name, and one of a name that does not exist
+		{Op: List, From: "", Limit: 1, Field: "metadata.name=c"},
+		{Op: List, From: "", Field: "metadata.name=z"},
+		// a watch-list of one object by name
+		{Op: Watch, Name: "watchlist", From: "", Bookmarks: true, Initial: true, Field: "metadata.name=c"},
+		{Op: Idle, Dur: time.Second},
+		{Op: Update, Name: "b"},
+		{Op: Update, Name: "c"},
 		{Op: Idle, Dur: time.Second},
 		{Op: Stop, Name: "watchlist"},
 	}},

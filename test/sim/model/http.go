@@ -208,6 +208,9 @@ func (c *Cluster) parseLocked(req *http.Request, body []byte) (*request, *apiErr
 	if sel := r.q["labelSelector"]; !validSelector(sel) {
 		return nil, &apiError{Code: 400, Reason: "BadRequest", Message: "the model serves no label selector but " + ShardLabel + "=a or " + ShardLabel + "=b, not " + sel}
 	}
+	if sel := r.q["fieldSelector"]; !validField(sel) {
+		return nil, &apiError{Code: 400, Reason: "BadRequest", Message: "the model serves no field selector but " + nameField + "NAME, not " + sel}
+	}
 	switch req.Method {
 	case http.MethodGet:
 		switch {
@@ -231,7 +234,9 @@ func (c *Cluster) parseLocked(req *http.Request, body []byte) (*request, *apiErr
 }
 
 // scope is what a list or watch of the request selects.
-func (r *request) scope() Scope { return Scope{Namespace: r.namespace, Selector: r.q["labelSelector"]} }
+func (r *request) scope() Scope {
+	return Scope{Namespace: r.namespace, Selector: r.q["labelSelector"], Field: r.q["fieldSelector"]}
+}
 
 // serveLocked serves everything but watches; it unlocks the model.
 func (c *Cluster) serveLocked(ctx context.Context, cn *conn, srv *APIServer, r *request) (int, []byte, effect) {
@@ -330,16 +335,10 @@ func (c *Cluster) listLocked(ctx context.Context, cn *conn, srv *APIServer, r *r
 		}
 		snap, rev = snapshot(wc.last, r.scope()), wc.rv
 	}
-	if fs := r.q["fieldSelector"]; strings.HasPrefix(fs, "metadata.name=") {
-		// a read of one object by name: not an informer's list
-		name := strings.TrimPrefix(fs, "metadata.name=")
-		var objs []*Object
-		for _, o := range liveObjects(snap, "") {
-			if o.Name == name {
-				objs = append(objs, o)
-			}
-		}
-		return 200, encodeList(r.res, objs, rev, "", 0, r.meta), nil
+	if r.q["fieldSelector"] != "" && r.q["limit"] == "" {
+		// a read of one object by name, whole (a stale-read sample): not
+		// an informer's list, whose pager always asks for a page size
+		return 200, encodeList(r.res, liveObjects(snap, ""), rev, "", 0, r.meta), nil
 	}
 	return c.pageLocked(cn, r, page{rest: liveObjects(snap, ""), rev: rev, snap: snap})
 }

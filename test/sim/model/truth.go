@@ -98,10 +98,12 @@ func snapshot(last map[string]*Write, scope Scope) map[string]*Write {
 }
 
 // Scope is what an informer's list and watch select: one namespace ("":
-// all) and a label selector ("": every object; ShardLabel=a or
-// ShardLabel=b: the half of the objects the model labels so, by key).
+// all), a label selector ("": every object; ShardLabel=a or
+// ShardLabel=b: the half of the objects the model labels so, by key) and
+// a field selector ("": every object; metadata.name=NAME: the objects of
+// that name, in every namespace the scope holds).
 type Scope struct {
-	Namespace, Selector string
+	Namespace, Selector, Field string
 }
 
 // ShardLabel is the label the model gives every object: "a" or "b", by its
@@ -123,6 +125,9 @@ func (s Scope) Holds(key string) bool {
 	if s.Namespace != "" && !strings.HasPrefix(key, s.Namespace+"/") {
 		return false
 	}
+	if s.Field != "" && "metadata.name="+key[strings.LastIndexByte(key, '/')+1:] != s.Field {
+		return false
+	}
 	return s.Selector == "" || s.Selector == ShardLabel+"="+Shard(key)
 }
 
@@ -130,6 +135,16 @@ func (s Scope) Holds(key string) bool {
 // none, or one of ShardLabel's two values.
 func validSelector(sel string) bool {
 	return sel == "" || sel == ShardLabel+"=a" || sel == ShardLabel+"=b"
+}
+
+// nameField is the one field selector the model serves (every API server
+// serves it for every resource).
+const nameField = "metadata.name="
+
+// validField reports whether the model serves the field selector sel:
+// none, or metadata.name=NAME.
+func validField(sel string) bool {
+	return sel == "" || strings.HasPrefix(sel, nameField) && len(sel) > len(nameField) && !strings.ContainsAny(sel, ",!")
 }
 
 // Fresh returns the newest instant by which the view held every write of
