@@ -119,8 +119,8 @@ func runBusy(t *testing.T, opts testenv.Options) {
 		if burn := b.maxBurn(t); burn > 1 {
 			t.Errorf("%v after the start: an SLO burns %.2fx its budget in a healthy cluster", time.Since(started).Round(time.Second), burn)
 		}
-		if lag := b.maxIdleLag(t); lag > 0 {
-			t.Errorf("%v after the start: an idle resource shows RV lag %v in a busy cluster", time.Since(started).Round(time.Second), lag)
+		if lag, which := b.maxIdleLag(t); lag > 0 {
+			t.Errorf("%v after the start: an idle resource shows RV lag %v in a busy cluster (%s)", time.Since(started).Round(time.Second), lag, which)
 		}
 	}
 	b.assertNoPage(t, started.Add(-time.Hour))
@@ -262,10 +262,29 @@ func (b *busyStack) maxBurn(t *testing.T) float64 {
 	return b.scalar(t, q)
 }
 
-// maxIdleLag is the highest RV lag of the resources nobody writes.
-func (b *busyStack) maxIdleLag(t *testing.T) float64 {
+// maxIdleLag is the highest RV lag of the resources nobody writes, and
+// what the exporter said of that resource then (its head, informer RV and
+// state), for the failure's message.
+func (b *busyStack) maxIdleLag(t *testing.T) (float64, string) {
 	t.Helper()
-	return b.scalar(t, fmt.Sprintf(`max(%s{resource!~"configmaps"})`, catalog.ResourceVersionLag.Name))
+	v, err := b.prom.query(fmt.Sprintf(`topk(1, %s{resource!~"configmaps"})`, catalog.ResourceVersionLag.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) == 0 || v[0].Value == 0 {
+		return 0, ""
+	}
+	res := string(v[0].Metric["resource"])
+	said := []string{"resource " + res}
+	for _, name := range []string{catalog.HeadResourceVersion.Name, catalog.InformerResourceVersion.Name, catalog.FreshnessProofPeriod.Name, catalog.CacheStaleness.Name} {
+		if w, err := b.prom.query(fmt.Sprintf(`%s{resource=%q}`, name, res)); err == nil && len(w) > 0 {
+			said = append(said, fmt.Sprintf("%s %v", name, w[0].Value))
+		}
+	}
+	if w, err := b.prom.query(fmt.Sprintf(`%s{resource=%q} == 1`, catalog.ResourceState.Name, res)); err == nil && len(w) > 0 {
+		said = append(said, "state "+string(w[0].Metric["state"]))
+	}
+	return float64(v[0].Value), strings.Join(said, ", ")
 }
 
 func (b *busyStack) scalar(t *testing.T, q string) float64 {
