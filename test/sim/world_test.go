@@ -89,11 +89,11 @@ func TestARestartedInformerIsTruthAgainOnceItListed(t *testing.T) {
 	}
 }
 
-// An operator's typed informer (whole objects) beside its metadata
-// informer of the same resource: both list and follow the writes, each
-// its own watch, and both are in the truth, read from their stores.
-func TestATypedAndAMetadataInformerOfOneResourceBothHoldIt(t *testing.T) {
-	r := Watched{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}
+// writtenWorld runs r for two minutes with ten objects created 20-29 s
+// in, then more (nil: none), and checks that every informer of r is in
+// the truth at the end and misses nothing; it returns the world.
+func writtenWorld(t *testing.T, r Watched, more func(w *World)) *World {
+	t.Helper()
 	var w *World
 	var last Scrape
 	script := func(world *World) {
@@ -103,19 +103,30 @@ func TestATypedAndAMetadataInformerOfOneResourceBothHoldIt(t *testing.T) {
 				tx.Create(r.Name(), LoadNamespace, fmt.Sprintf("obj-%d", i), nil)
 			})
 		}
+		if more != nil {
+			more(w)
+		}
 	}
-	err := Run(t, Setup{Resources: []Watched{r}}, 1, 2*time.Minute, script, func(s Scrape) { last = s })
-	if err != nil {
+	if err := Run(t, Setup{Resources: []Watched{r}}, 1, 2*time.Minute, script, func(s Scrape) { last = s }); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(last.Truth[r.Name()].Informers); n != 3 {
-		t.Fatalf("%d informers in the truth, want 3", n)
+	if n := len(last.Truth[r.Name()].Informers); n != len(r.Informers) {
+		t.Fatalf("%d informers in the truth, want %d", n, len(r.Informers))
 	}
 	for i, it := range last.Truth[r.Name()].Informers {
 		if it.Missing != 0 {
 			t.Errorf("informer %d (%s) lacks %d changes a minute after the last write", i, it.Host, it.Missing)
 		}
 	}
+	return w
+}
+
+// An operator's typed informer (whole objects) beside its metadata
+// informer of the same resource: both list and follow the writes, each
+// its own watch, and both are in the truth, read from their stores.
+func TestATypedAndAMetadataInformerOfOneResourceBothHoldIt(t *testing.T) {
+	r := Watched{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}
+	w := writtenWorld(t, r, nil)
 	typed := w.Informers[r.Name()][1].GetStore().List()
 	if len(typed) != 10 {
 		t.Fatalf("the typed informer holds %d objects, want 10", len(typed))
@@ -130,32 +141,12 @@ func TestATypedAndAMetadataInformerOfOneResourceBothHoldIt(t *testing.T) {
 // the others are nothing it misses.
 func TestAFieldSelectedInformerHoldsItsObjectOnly(t *testing.T) {
 	r := Watched{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=obj-3"}}}
-	var w *World
-	var last Scrape
-	script := func(world *World) {
-		w = world
-		for i := range 10 {
-			w.Cluster.At(w.Start.Add(time.Duration(20+i)*time.Second), func(tx *model.Tx) {
-				tx.Create(r.Name(), LoadNamespace, fmt.Sprintf("obj-%d", i), nil)
-			})
-		}
+	w := writtenWorld(t, r, func(w *World) {
 		w.Cluster.At(w.Start.Add(40*time.Second), func(tx *model.Tx) {
 			tx.Update(r.Name(), LoadNamespace, "obj-3", func(o *model.Object) { o.Generation++ })
 			tx.Update(r.Name(), LoadNamespace, "obj-4", func(o *model.Object) { o.Generation++ })
 		})
-	}
-	err := Run(t, Setup{Resources: []Watched{r}}, 1, 2*time.Minute, script, func(s Scrape) { last = s })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(last.Truth[r.Name()].Informers); n != 2 {
-		t.Fatalf("%d informers in the truth, want 2", n)
-	}
-	for i, it := range last.Truth[r.Name()].Informers {
-		if it.Missing != 0 {
-			t.Errorf("informer %d (%s) lacks %d changes a minute after the last write", i, it.Host, it.Missing)
-		}
-	}
+	})
 	held := storeView(w.Informers[r.Name()][1])
 	if len(held) != 1 || held[LoadNamespace+"/obj-3"] == "" {
 		t.Errorf("the field-selected informer holds %v, want obj-3 only", held)
