@@ -282,6 +282,13 @@ func (c *countGETs) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.rt.RoundTrip(req)
 }
 
+// n returns how many live reads went out.
+func (c *countGETs) n() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.at)
+}
+
 // maxIn returns the most live reads within any window of length w.
 func (c *countGETs) maxIn(w time.Duration) int {
 	c.mu.Lock()
@@ -328,7 +335,7 @@ func TestStaleReadSamplingAndLiveReadLimit(t *testing.T) {
 	c := r.counts(t)
 	sampled := c.checked + c.limited + c.failed
 	n := float64(reads.Load())
-	t.Logf("%v reads in %v: %v sampled (%.3f), %v checked, %v rate limited; %d live GETs", n, elapsed.Round(time.Second), sampled, sampled/n, c.checked, c.limited, len(live.at))
+	t.Logf("%v reads in %v: %v sampled (%.3f), %v checked, %v rate limited; %d live GETs", n, elapsed.Round(time.Second), sampled, sampled/n, c.checked, c.limited, live.n())
 	if got := sampled / n; got < fraction-0.15 || got > fraction+0.15 {
 		t.Errorf("sampled %.3f of the reconcile reads; configured %v", got, fraction)
 	}
@@ -341,9 +348,7 @@ func TestStaleReadSamplingAndLiveReadLimit(t *testing.T) {
 	// (CI, 6 December: 54 GETs against 53 checks, read in between)
 	testenv.WaitFor(t, time.Minute, "the library's checks to match the live GETs on the wire", func() (bool, error) {
 		c := r.counts(t)
-		live.mu.Lock()
-		gets := len(live.at)
-		live.mu.Unlock()
+		gets := live.n()
 		return float64(gets) == c.checked+c.failed, fmt.Errorf("%d live GETs on the wire, the library counts %v checks", gets, c.checked+c.failed)
 	})
 	// a token bucket admits at most rate*w + burst in any window w; one
