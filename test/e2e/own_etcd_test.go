@@ -71,7 +71,10 @@ const (
 // ownEtcdCheck is one rule of the own-etcd judge for one resource: what
 // its violations count under, and how a known lie is named (the judge logs
 // a known lie's violations instead of failing, and fails once none of the
-// known lies is told any more: fixed, drop it).
+// lasting known lies is told any more: fixed, drop it; a lie told only at
+// the first scrapes, before the exporter's first probe rounds, is missed
+// by a judge whose first scrape comes after them, so its absence proves
+// nothing).
 type ownEtcdCheck struct {
 	resource, rule string
 }
@@ -92,8 +95,8 @@ type ownEtcdCheck struct {
 // own within ownEtcdSettle, after which every resource is ok and measured.
 //
 // Until an exporter has found the other etcd (two probe rounds), it lies;
-// these are known lies, logged, and the test fails once none is told any
-// more. With the canary, events reads ok at its first scrapes with its
+// these are known lies, logged, and the test fails once none of the
+// lasting ones is told any more. With the canary, events reads ok at its first scrapes with its
 // informer RV ~9,800 above its space's head (failure-modes.md promises
 // ahead_of_head). Without it, events is the reference of the default space
 // and configmaps reads RV lag ~9,790 at its first scrapes; then the main
@@ -133,20 +136,21 @@ func TestResourceOnItsOwnEtcd(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
-		lies []ownEtcdCheck
+		// lies are the known lies that last; firstScrapes, those told
+		// only at the first scrapes (CI, 6 December: the canary case's
+		// first scrape, 4 s in under load, already read ahead_of_head)
+		lies, firstScrapes []ownEtcdCheck
 	}{
-		{name: "canary", lies: []ownEtcdCheck{{ownEtcdResource, ruleAhead}}},
+		{name: "canary", firstScrapes: []ownEtcdCheck{{ownEtcdResource, ruleAhead}}},
 		// no freshness read samples any resource: only the head probe's
 		// check reads find the other etcd (before them: never)
-		{name: "no_reads", args: []string{"--freshness-reads=false"}, lies: []ownEtcdCheck{{ownEtcdResource, ruleAhead}}},
-		{name: "no_canary", args: []string{"--canary=false"}, lies: []ownEtcdCheck{
-			{busyMainResource, ruleLag}, {ownEtcdResource, ruleSpace},
-		}},
+		{name: "no_reads", args: []string{"--freshness-reads=false"}, firstScrapes: []ownEtcdCheck{{ownEtcdResource, ruleAhead}}},
+		{name: "no_canary", args: []string{"--canary=false"}, lies: []ownEtcdCheck{{ownEtcdResource, ruleSpace}}, firstScrapes: []ownEtcdCheck{{busyMainResource, ruleLag}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			log := logFile(t, logDir, "exporter-"+c.name+".log")
-			j := &ownEtcdJudge{start: time.Now(), log: log.Name(), lies: c.lies}
+			j := &ownEtcdJudge{start: time.Now(), log: log.Name(), lies: c.lies, firstScrapes: c.firstScrapes}
 			j.exporter = testenv.StartExporterT(t, testenv.ExporterOptions{
 				Config: config, Informer: env.Config, Args: c.args, Log: log,
 				Env: []string{"POD_NAME=own-etcd-" + strings.ReplaceAll(c.name, "_", "-"), "POD_NAMESPACE=" + metav1.NamespaceDefault},
@@ -182,8 +186,9 @@ type ownEtcdJudge struct {
 	exporter *testenv.Exporter
 	start    time.Time
 	log      string // the exporter's log file
-	lies     []ownEtcdCheck
-	settled  time.Duration // after the start; 0 until settled
+	// the known lies, lasting and of the first scrapes (see ownEtcdCheck)
+	lies, firstScrapes []ownEtcdCheck
+	settled            time.Duration // after the start; 0 until settled
 	// violations by resource and rule, each with the first one seen
 	violations map[ownEtcdCheck]*ownEtcdViolation
 	// highest per resource: staleness and RV lag before and after
@@ -338,6 +343,10 @@ func (j *ownEtcdJudge) report(t *testing.T, ctx context.Context, c kubernetes.In
 	}
 	known := 0
 	for k, v := range j.violations {
+		if slices.Contains(j.firstScrapes, k) {
+			t.Logf("known lie of the first scrapes, %s: %s, seen %d times, first %s", k.resource, k.rule, v.times, v.first)
+			continue
+		}
 		if slices.Contains(j.lies, k) {
 			known++
 			t.Logf("known lie, %s: %s, seen %d times, first %s", k.resource, k.rule, v.times, v.first)
