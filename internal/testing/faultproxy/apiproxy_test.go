@@ -94,10 +94,13 @@ func (r *apiRig) list() string {
 	return string(b)
 }
 
-// drain reads what passed the gate before a stall took hold (a broken
-// stall keeps streaming: bounded, the check after it then fails).
+// drain reads what passed the gate before a stall took hold, until 300 ms
+// pass without an event (a broken stall keeps streaming: bounded at 10 s,
+// the check after it then fails). A count of 20, until 6 December,
+// returned while events sent before the stall still arrived on a loaded
+// machine, and the next was taken for one the stall let by.
 func drain(next func(time.Duration) (string, bool)) {
-	for range 20 {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		if _, ok := next(300 * time.Millisecond); !ok {
 			return
 		}
