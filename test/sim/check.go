@@ -120,7 +120,11 @@ type Checker struct {
 	bookmarksAt map[string]time.Time
 	lists       map[string]listSeen  // by resource/host: its latest list, and whether a cache served a lost history then
 	lastLost    map[string]time.Time // by resource: the latest scrape at which a watch cache of its etcd served a lost history
-	Violations  []Violation
+	// reopened, by resource/host: when the first watch seen live since
+	// its path's latest disruption opened (the client's backoff may
+	// reopen it well after the path came back)
+	reopened   map[string]time.Time
+	Violations []Violation
 	// Excess is the largest staleness above the truth on a healthy
 	// resource, for calibrating healthyProof.
 	Excess time.Duration
@@ -131,7 +135,7 @@ func NewChecker(h *History, start time.Time) *Checker {
 	hc := *h
 	hc.Setup.defaults()
 	h = &hc
-	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, waitingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}, bookmarksAt: map[string]time.Time{}, lists: map[string]listSeen{}, lastLost: map[string]time.Time{}}
+	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, waitingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}, bookmarksAt: map[string]time.Time{}, lists: map[string]listSeen{}, lastLost: map[string]time.Time{}, reopened: map[string]time.Time{}}
 }
 
 func (c *Checker) fail(v *resourceAt, rule, format string, args ...any) {
@@ -257,6 +261,9 @@ func (c *Checker) observe(s Scrape, r Watched) *resourceAt {
 			c.liveSince[key] = s.At
 		}
 		v.liveFor = min(v.liveFor, s.At.Sub(c.liveSince[key]), s.At.Sub(it.Disrupted))
+		if at := c.reopened[key]; at.Before(it.Disrupted) && !it.WatchOpened.Before(it.Disrupted) && !it.WatchOpened.IsZero() {
+			c.reopened[key] = it.WatchOpened
+		}
 		v.allBookmarks = v.allBookmarks && it.Bookmarks
 		v.waiting = v.waiting || it.Waiting
 		v.lostHistory = v.lostHistory || it.LostHistory
@@ -385,6 +392,17 @@ func (c *Checker) countRestores(etcd string, since time.Duration) int {
 		}
 	}
 	return n
+}
+
+// cadenceFrom is since when the watch of resource name on it.Host has
+// had its cadence anew: its path's latest disruption, or the first watch
+// opened after it (a watch's first bookmark is due a period after it
+// opened, and a client backs off before it reopens one).
+func (c *Checker) cadenceFrom(name string, it InformerTruth) time.Time {
+	if at := c.reopened[name+"/"+it.Host]; !at.Before(it.Disrupted) {
+		return at
+	}
+	return it.Disrupted
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -9,7 +9,8 @@ import "time"
 // longer on a slow connection: the freshness read answers after the
 // bookmark it was meant for, and the next one judges it), where the
 // exporter can know (lagProvable). Waivers: a watch reopened on a
-// disrupted path within that time (its cadence starts anew), unseenLoss,
+// disrupted path within that time (its cadence starts anew when it opens,
+// after the client's backoff: cadenceFrom), unseenLoss,
 // a lost history while its restore is blind (restoreBlind), readsFailed.
 //
 // Rule "lag while nothing missing": never above the SLO's lagSLO once
@@ -47,7 +48,7 @@ func (lagInvariant) check(c *Checker, v *resourceAt) {
 	}
 	reopened := len(v.truth.Informers) > 0
 	for _, it := range v.truth.Informers {
-		reopened = reopened && it.Live && now.Sub(it.Disrupted) < deadline
+		reopened = reopened && it.Live && now.Sub(c.cadenceFrom(v.name, it)) < deadline
 	}
 	if sig.LagOK && sig.Lag == 0 && v.truthStale > deadline && !reopened && c.lagProvable(v.r, now, v.truthStale) && !c.unseenLoss(v) && !(v.lostHistory && c.restoreBlind(v)) && !c.readsFailed(now, v.truthStale) {
 		c.fail(v, "lag 0 while missing", "RV lag 0, but the cache lacks %d changes, the oldest committed %.0fs ago", v.missing, v.truthStale.Seconds())

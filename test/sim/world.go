@@ -238,8 +238,8 @@ type InformerTruth struct {
 	// Stuck: it stopped following etcd altogether.
 	Following, Stuck bool
 	// Disrupted is when its path (connection, server, watch cache) was last
-	// disrupted.
-	Disrupted time.Time
+	// disrupted; WatchOpened, when its live watch opened (zero: not live).
+	Disrupted, WatchOpened time.Time
 	// Last is when it last consumed anything; RV, the revision of it.
 	Last time.Time
 	RV   uint64
@@ -647,7 +647,7 @@ func (w *World) scrape() {
 				it.Waiting = tx.Waiting(in.Host, r.Name())
 				it.LostHistory = tx.LostHistory(in.Host, r.Name())
 				it.Following, it.Stuck = tx.Following(in.Host, r.Name()), tx.Stuck(in.Host, r.Name())
-				it.Disrupted = tx.Disrupted(in.Host, r.Name())
+				it.Disrupted, it.WatchOpened = tx.Disrupted(in.Host, r.Name()), tx.WatchOpened(in.Host, r.Name())
 				if v := tx.View(in.Host, r.Name()); v != nil && in.SlowStore > 0 {
 					n := int(w.notified[w.Informers[r.Name()][i]].Load())
 					it.Pending = max(0, len(v.Events)-n)

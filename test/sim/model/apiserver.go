@@ -256,6 +256,7 @@ type watcher struct {
 	// its initial state's). The cacher sends it bookmarks above start only.
 	start     uint64
 	bookmarks bool
+	opened    time.Time // when the watch request arrived
 	deadline  time.Time
 	next      *action // the next bookmark
 	deadlineA *action

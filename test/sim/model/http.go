@@ -444,8 +444,8 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 		defer c.mu.Unlock()
 		c.releaseLocked(cn)
 	}
-	wt := &watcher{wc: wc, conn: cn, stream: st, meta: r.meta, scope: r.scope(), bookmarks: r.q["allowWatchBookmarks"] == "true"}
 	t := now()
+	wt := &watcher{wc: wc, conn: cn, stream: st, meta: r.meta, scope: r.scope(), bookmarks: r.q["allowWatchBookmarks"] == "true", opened: t}
 	if s, err := strconv.Atoi(r.q["timeoutSeconds"]); err == nil && s > 0 {
 		wt.deadline = t.Add(time.Duration(s) * time.Second)
 	}

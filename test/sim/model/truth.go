@@ -323,6 +323,21 @@ func (tx *Tx) LostHistory(host, res string) bool {
 	return wc != nil && wc.pos > wc.res.etcd.rev
 }
 
+// WatchOpened returns when the live watch of the informer of res on the
+// connection of host opened (zero: none is live).
+func (tx *Tx) WatchOpened(host, res string) time.Time {
+	if live, _ := tx.Live(host, res); !live {
+		return time.Time{}
+	}
+	cn := tx.c.watchConnLocked(host, res)
+	for _, wt := range cn.server.caches[res].watchers {
+		if wt.conn == cn && !wt.done {
+			return wt.opened
+		}
+	}
+	return time.Time{}
+}
+
 // Disrupted returns when the path of the informer of res on the connection
 // of host was last disrupted: its connection frozen, thawed, dropped or
 // slowed, its server stopped, started or slowed, its watch cache stuck or
