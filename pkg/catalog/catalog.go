@@ -158,14 +158,14 @@ var (
 	}
 	ResourceVersionLag = Metric{
 		Name:   "rvsync_resource_version_lag",
-		Help:   "Revisions the resource's informer cache is behind, as its own deliveries show: while its watch is live, how far behind the head its latest events were when delivered (0 when it is idle, whatever other resources write); once the watch has been silent for two bookmark periods, head minus informer resource version (everything since may be missing). Absent when the state is not ok.",
+		Help:   "Revisions the resource's informer cache is behind, as its own deliveries show: while its watch is live, how far behind the head its latest events were when delivered (0 when it is idle, whatever other resources write); once the watch has been silent for two bookmark periods, or a minute short of a write it should have delivered (a canary write, or a change another informer of the resource delivered of an object it holds), head minus informer resource version (everything since may be missing). With several informers, the worst of them. Absent when the state is not ok.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "revisions",
 	}
 	CacheStaleness = Metric{
 		Name:   "rvsync_cache_staleness_seconds",
-		Help:   "Seconds since the informer cache provably held everything committed: since the request of the latest head probe whose head its resource version covered (or a consistent list, or a delivered canary). A quiet resource saws up to its freshness proof period; a stalled watch grows without bound. Absent while the head is unknown.",
+		Help:   "Seconds since the informer cache provably held everything committed: since the request of the latest head probe whose head its resource version covered (or a consistent list, or a delivered canary). A quiet resource saws up to its freshness proof period; a stalled watch grows without bound. With several informers, the worst of them. Absent while the head is unknown, or while one of its synced informers' staleness is.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "seconds",

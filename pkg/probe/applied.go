@@ -82,9 +82,22 @@ func (in *informer) drainStore() {
 
 // ---- stage 3: the proofs ----
 
-// canaryOverdue is how long after a canary write an informer that has not
-// delivered it is behind: the canary's default deadline.
-const canaryOverdue = 60 * time.Second
+// owe records, for a resource with several informers, what the deltas
+// applied tell of what they owe one another (see owing).
+func (in *informer) owe(siblings []*informer, ds []proof.Applied, now time.Time) {
+	var buf [2 * proof.QueueCap]change
+	changes := buf[:0]
+	var listRV uint64
+	for _, d := range ds {
+		if d.List {
+			listRV = d.ListRV
+		}
+		if d.Kind == proof.Event && d.RV != 0 && d.Deltas == 1 && d.Key != 0 {
+			changes = append(changes, change{key: d.Key, rv: d.RV, deleted: d.Deleted})
+		}
+	}
+	in.res.owing.applied(in, siblings, listRV, changes, now)
+}
 
 // env returns what the proofs read of the informer's surroundings; the
 // caller holds proofMu, wireMu and the space's lock.
@@ -165,6 +178,9 @@ func (in *informer) apply(ds []proof.Applied, now time.Time) {
 		}
 	}
 	in.proofMu.Unlock()
+	if sibs := r.siblings(); sibs != nil {
+		in.owe(sibs, ds, now)
+	}
 	for _, o := range obs[:n] {
 		r.storeLag.Observe(o.storeLagSeconds)
 		switch {

@@ -26,8 +26,11 @@ type snapshot struct {
 	LagKnown      bool
 	Lag           uint64
 
-	StalenessKnown     bool
-	StalenessSeconds   float64
+	StalenessKnown   bool
+	StalenessSeconds float64
+	// staleUnknown: a synced informer's staleness is unknown, so the
+	// worst is too, whatever the others' (see worst)
+	staleUnknown       bool
 	ProofPeriodKnown   bool
 	ProofPeriodSeconds float64
 	HeadAgeKnown       bool
@@ -96,6 +99,10 @@ func (s *snapshot) worst(v informerValues) {
 	if v.stalenessKnown && (!s.StalenessKnown || v.staleness.Seconds() > s.StalenessSeconds) {
 		s.StalenessKnown, s.StalenessSeconds = true, max(0, v.staleness.Seconds())
 	}
+	// one informer's known staleness is not the resource's while another
+	// synced one's, whose owner reads it, is unknown (an informer built
+	// again after a restore beside ones that have not listed since)
+	s.staleUnknown = s.staleUnknown || v.synced && !v.stalenessKnown
 	if v.silenceKnown && (!s.SilenceKnown || v.silence.Seconds() > s.SilenceSeconds) {
 		s.SilenceKnown, s.SilenceSeconds = true, max(0, v.silence.Seconds())
 	}

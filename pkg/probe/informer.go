@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
@@ -200,10 +201,11 @@ func (in *informer) watchFailed(err error) {
 	in.res.metrics.WatchErrors.WithLabelValues(in.res.name, reason).Inc()
 }
 
-// received records a watch event (or, with event false, a bookmark) of obj,
+// received records a watch event of type typ (a bookmark too) of obj,
 // received on the wire at now. It reports whether the delta waits in the
 // queue until the store holds it.
-func (in *informer) received(obj metav1.Object, now time.Time, event bool) (queued bool) {
+func (in *informer) received(obj metav1.Object, now time.Time, typ watch.EventType) (queued bool) {
+	event := typ != watch.Bookmark
 	rv, ok := proof.ParseRV(obj.GetResourceVersion())
 	in.wireMu.Lock()
 	in.wire.Received(now, !event)
@@ -215,7 +217,7 @@ func (in *informer) received(obj metav1.Object, now time.Time, event bool) (queu
 		in.markOpaque()
 		return false
 	}
-	d := proof.Delta{At: now, RV: rv, Kind: proof.Bookmark}
+	d := proof.Delta{At: now, RV: rv, Kind: proof.Bookmark, Deleted: typ == watch.Deleted}
 	switch k, digested := obj.(*keyObject); {
 	case !event:
 	case digested: // digested on the wire, once (metaLW)
@@ -400,8 +402,9 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 	defer sp.mu.Unlock()
 	env := in.env(sp, now)
 	if c := in.res.canary.Load(); c != nil && in.seesCanary.Load() {
-		env.Overdue = c.overdue(in, now, canaryOverdue)
+		env.Overdue = c.overdue(in, now, overdueAfter)
 	}
+	env.Overdue = max(env.Overdue, in.res.owing.overdue(in, in.proof.RV(), now))
 	pv := in.proof.Snapshot(env)
 	v.rv, v.rvKnown = pv.RV, pv.RVKnown
 	if pv.Ahead {

@@ -224,13 +224,13 @@ func (w *instrumentedWatch) observe(ev watch.Event) (queued bool) {
 			}
 			return false
 		}
-		return s.received(obj, now, false)
+		return s.received(obj, now, watch.Bookmark)
 	case watch.Added, watch.Modified, watch.Deleted:
 		if w.initial {
 			return false // part of the initial state, not a delivery
 		}
 		if obj, ok := ev.Object.(metav1.Object); ok {
-			return s.received(obj, now, true)
+			return s.received(obj, now, ev.Type)
 		}
 	}
 	return false

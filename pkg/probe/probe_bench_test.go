@@ -87,7 +87,7 @@ func benchObserveEvent(b *testing.B, recordDeliveries bool) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		is.received(objs[i%len(objs)], now, true)
+		is.received(objs[i%len(objs)], now, watch.Modified)
 	}
 }
 
@@ -157,7 +157,7 @@ func BenchmarkObserveEventQueued(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		o := objs[i%len(objs)]
-		is.received(o, now, true)
+		is.received(o, now, watch.Modified)
 		is.notified(o)
 	}
 }

@@ -37,6 +37,8 @@ type resource struct {
 	space    atomic.Pointer[space]
 	canary   atomic.Pointer[canaryState]
 	converge atomic.Pointer[convergence]
+	// owing: what its informers owe one another (several informers only)
+	owing owing
 
 	mu        sync.Mutex
 	informers []*informer
@@ -77,6 +79,17 @@ func (r *resource) newInformer() *informer {
 	defer r.mu.Unlock()
 	r.informers = append(r.informers, in)
 	return in
+}
+
+// siblings returns its informers when there are several, else nil
+// (without allocating: the per-event path calls it).
+func (r *resource) siblings() []*informer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.informers) < 2 {
+		return nil
+	}
+	return slices.Clone(r.informers)
 }
 
 func (r *resource) informerList() []*informer {
@@ -120,6 +133,9 @@ func (r *resource) snapshot(now time.Time) (snapshot, bool) {
 		live++
 		unserved = unserved || v.state == catalog.StateUnserved
 		s.worst(v)
+	}
+	if s.staleUnknown {
+		s.StalenessKnown, s.StalenessSeconds = false, 0
 	}
 	if unserved {
 		// a List answered 404 (a CRD deleted): nothing to watch, so no

@@ -21,15 +21,19 @@
 //     was sent, so one that lands below a store's RV is of another history
 //     (Space.FirstWriteBelow, SameHistoryAt);
 //   - a consistent read on an informer's own connection reaches the API
-//     server of its watch (Env.OwnReads: HTTP/2's one connection; open for
-//     HTTP/1.1 pools);
-//   - the reference of an RV space reads the etcd the canary writes to
-//     (open for a resource on its own etcd listed first);
-//   - every informer of a resource holds all its objects (package probe
-//     holds an informer to the canary's writes only once its scope is seen
-//     to hold the canary object; per-namespace caches are drawn by the
-//     simulation, label- and field-selected ones are open);
-//   - the monitor's Start drains the stores (open without it).
+//     server of its watch (Env.OwnReads): detected, HTTP/1.1 pools read
+//     elsewhere, and their informers learn their proof period instead;
+//   - the reference of an RV space reads the etcd the canary writes to:
+//     detected (Space.Anchor, and a space's sources unsettled until the
+//     reference confirms or contradicts them);
+//   - every informer of a resource holds all its objects, and a fact
+//     about one informer is one about the resource: detected, as Overdue
+//     (package probe holds an informer to the canary's writes only once
+//     its scope is seen to hold the canary object, and to a change a
+//     sibling informer delivered only of an object it holds); scoped,
+//     selected, typed and restarted informers are drawn by the simulation;
+//   - the monitor's Start drains the stores: detected (a scrape drains
+//     them too).
 //
 // Its tolerances (how late a bookmark may come, how many samples make a
 // restore, how long a peak counts) are named constants, each listed in

@@ -111,7 +111,8 @@ type Env struct {
 	// they are off or ride another connection.
 	OwnReads bool
 	// Overdue, when not 0, is the RV of a write to the informer's resource
-	// (the canary's) that it should have delivered by now and has not: its
+	// that it should have delivered by now and has not (the canary's, or
+	// a change a sibling informer delivered of an object it holds): its
 	// store is behind at least that write.
 	Overdue uint64
 }

@@ -61,6 +61,9 @@ type Delta struct {
 	// was sent at (the object's heartbeat, UnixNano; 0: unknown).
 	Canary bool
 	Stamp  int64
+	// Deleted: an event that deleted its object (or took it out of a
+	// selected scope).
+	Deleted bool
 }
 
 // entry is a delta or, once the ring overflowed, a batch of them.
@@ -77,6 +80,7 @@ type entry struct {
 	canary     bool
 	stamp      int64 // the latest heartbeat among its canary events
 	kind       Kind  // its last delta's
+	deleted    bool  // its last delta deleted its object
 }
 
 // Applied is what a popped entry tells the proofs: the store holds its
@@ -98,11 +102,13 @@ type Applied struct {
 	// Stamp is the latest heartbeat of its canary events: when the write
 	// it carries was sent (UnixNano; 0: unknown).
 	Stamp int64
+	// Deleted: its event deleted its object, for a single event.
+	Deleted bool
 }
 
 // Push adds a delta received on the wire.
 func (q *Queue) Push(d Delta) {
-	e := entry{at: d.At, rv: d.RV, n: 1, canary: d.Canary, stamp: d.Stamp, kind: d.Kind}
+	e := entry{at: d.At, rv: d.RV, n: 1, canary: d.Canary, stamp: d.Stamp, kind: d.Kind, deleted: d.Deleted}
 	switch d.Kind {
 	case Event:
 		e.events, e.key = 1, d.Key
@@ -189,7 +195,7 @@ func (q *Queue) pop(out []Applied) []Applied {
 	q.head, q.n, q.depth = (q.head+1)%QueueCap, q.n-1, q.depth-e.n
 	a := Applied{At: e.at, RV: e.rv, Kind: e.kind, Deltas: e.n, Events: e.events, List: e.list, ListRV: e.listRV, ListBegan: e.began, Consistent: e.consistent, Canary: e.canary, Stamp: e.stamp}
 	if e.n == 1 {
-		a.Key = e.key
+		a.Key, a.Deleted = e.key, e.deleted
 	}
 	return append(out, a)
 }
