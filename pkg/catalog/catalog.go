@@ -158,7 +158,7 @@ var (
 	}
 	ResourceVersionLag = Metric{
 		Name:   "rvsync_resource_version_lag",
-		Help:   "Revisions the resource's informer cache is behind, as its own deliveries show: while its watch is live, how far behind the head its latest events were when delivered (0 when it is idle, whatever other resources write); once the watch has been silent for two bookmark periods, or a minute short of a write it should have delivered (a canary write, or a change another informer of the resource delivered of an object it holds), head minus informer resource version (everything since may be missing). With several informers, the worst of them. Absent when the state is not ok.",
+		Help:   "Revisions the resource's informer cache is behind, as its own deliveries show: while its watch is live, how far behind the head its latest events were when delivered (0 when it is idle, whatever other resources write); once the watch has been silent for two bookmark periods, or a minute short of a write it should have delivered (a canary write, or a change another informer of the resource delivered of an object it holds), head minus informer resource version (everything since may be missing). With several informers, the worst of them. Absent when the state is not ok, or when the informer's deliveries cannot tell a lagging cache from a quiet one (a list below the head of an etcd not yet confirmed as its space's; a silence of a session that nothing but its own writes moves).",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "revisions",

@@ -99,6 +99,21 @@ func (s *space) addSource(resource string, read headFunc) {
 	s.core.AddSource(src.id)
 }
 
+// unsettledLocked reports whether resource reads the space's head but
+// the reference has not yet confirmed its etcd as the space's (see
+// proof.Space.Settled); the caller holds mu.
+func (s *space) unsettledLocked(resource string) bool {
+	for id, src := range s.sources {
+		if src.resource != resource {
+			continue
+		}
+		if settled, current := s.core.Settled(id); current {
+			return !settled
+		}
+	}
+	return false
+}
+
 // sourceOf returns the head source reading resource, if the space has one.
 func (s *space) sourceOf(resource string) (headSource, bool) {
 	s.mu.Lock()

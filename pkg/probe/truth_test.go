@@ -938,3 +938,76 @@ func TestAQuietWatchReopenedWhileReadsFailIsNotAStall(t *testing.T) {
 		}
 	})
 }
+
+// #39, premise 2 in a still world (simulation seed 371288 of every widened
+// dimension): no writes anywhere, events on an etcd of its own (revision
+// 10) beside the main one (1,000) in the default space; an operator's
+// informer of events started late listed at 10 with the head known at
+// 1,000, and read RV lag 990 for good on a store missing nothing: the
+// reference never confirmed events' etcd as the space's (nor can it
+// contradict it into a space of its own while nothing moves). A list
+// measured against the head of a source the reference has not confirmed
+// is lag unknown until a delivery or a prompt proof measures it.
+func TestAListBelowAHeadOfAnUnsettledEtcdIsLagUnknown(t *testing.T) {
+	w := newWorld(t, 1000)
+	r := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: "events"}, "")
+	r.space.Load().addSource(r.name, func(context.Context) (string, error) { return "10", nil })
+	w.probe(0)
+	w.sync(0.1)
+	inner := &scriptedLW{pages: []runtime.Object{page("10", "")}}
+	lw := w.mon.instrument(r, inner)
+	lw.state.setHook(func(h *informerHooks) {
+		// synced, with freshness reads on its own HTTP/2 connection
+		h.synced, h.ownReads = func() bool { return true }, true
+		h.freshen = func(context.Context) (string, error) { return "10", nil }
+	})
+	for s := 5.0; s <= 30; s += 5 {
+		w.probe(s) // nothing moves: no write anywhere
+	}
+	w.at(30.5)
+	// the reflector's first list, from the watch cache (RV "0")
+	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sn := range w.mon.snapshots() {
+		if sn.Resource == r.name && sn.LagKnown && sn.Lag > 0 {
+			t.Errorf("events, listed at 10 beside a head of 1,000 its etcd was never confirmed to share: RV lag %d; want unknown (or 0)", sn.Lag)
+		}
+		if sn.Resource == r.name && sn.State != catalog.StateOK {
+			t.Errorf("events: state %q; want ok (its lag unknown, not its head)", sn.State)
+		}
+	}
+}
+
+// #39, simulation seed 351463 (-sim.widen=http1 and others): three API
+// servers, clients on HTTP/1.1 (no read reaches the watch's server),
+// etcd's 10-minute progress notify; a watch session reopened just as its
+// resource's writes paused for over 100 s. Its server sends nothing until
+// its cache moves past the session's start, so the session, counted as
+// busy, read as a stall: RV lag 1,020-1,191 (the other resources' writes)
+// on a store missing nothing. Such a silence is a quiet cache's as well as
+// a stall: lag unknown, and staleness grows, which pages a true stall.
+func TestASilentBusySessionNoReadMovesIsLagUnknown(t *testing.T) {
+	w := newWorld(t, 1000)
+	w.watchTimeout = 5 * time.Minute
+	w.probe(0)
+	w.sync(0.1)
+	w.deliver(1, watch.Bookmark, w.rv)
+	for s := 2.0; s <= 30; s += 2 {
+		w.deliver(s, watch.Modified, w.write()) // busy
+		w.probe(s)
+	}
+	w.endWatch(30.5) // the server ends the session; the reflector reopens it
+	w.openWatch()
+	for s := 32.0; s <= 150; s += 2 {
+		w.others(10) // writes elsewhere; none to this resource
+		w.probe(s)
+	}
+	sn := w.snap(150)
+	if sn.LagKnown && sn.Lag > 0 {
+		t.Errorf("RV lag %d after a busy session's silence on a cache no read moves; want unknown", sn.Lag)
+	}
+	if !sn.StalenessKnown || sn.StalenessSeconds < 100 {
+		t.Errorf("staleness %vs (known %v) after 120 s without a proof; want it growing", sn.StalenessSeconds, sn.StalenessKnown)
+	}
+}

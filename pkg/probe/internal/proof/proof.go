@@ -106,6 +106,11 @@ type Env struct {
 	Watch *Watch
 	// ProbeInterval is the head probe's.
 	ProbeInterval time.Duration
+	// Unsettled: the informer's resource reads the space's head, but the
+	// reference has not confirmed its etcd as the space's yet: the head
+	// may be another etcd's (a resource on an etcd of its own, listed
+	// beside the reference; in a still world, for good).
+	Unsettled bool
 	// OwnReads: freshness reads run on the informer's own connection, so
 	// they reach the API server whose watch cache feeds it; false when
 	// they are off or ride another connection.
@@ -272,8 +277,9 @@ func (p *Proof) ApplyList(rv uint64, began time.Time, consistent bool, env Env) 
 		// behind a balancer, of writes elsewhere) may be newer than the
 		// list's snapshot: it says nothing of the list. Without reads
 		// that move the watch's cache, a cache behind the head may be
-		// a quiet resource's, missing nothing (lagUnsure).
-		p.lag, p.lagHead, p.lagUnsure = head-rv, recv, !consistent && !env.OwnReads
+		// a quiet resource's, missing nothing; nor is a head of another
+		// etcd any measure of it (lagUnsure).
+		p.lag, p.lagHead, p.lagUnsure = head-rv, recv, !consistent && !env.OwnReads || env.Unsettled
 	}
 	if consistent && !lost {
 		p.prove(began, time.Time{}, env)
@@ -628,9 +634,14 @@ func (p *Proof) Snapshot(env Env) Values {
 		return v // staleness grows from the last proof; lag is unknown
 	}
 	head, _, ok := sp.Head()
+	owed := env.Overdue != 0 && rv < env.Overdue || p.readUnmet(rv, env)
 	switch {
 	case !ok:
-	case env.Watch.StalledSince(p.settledAt(env), env.Now) || (env.Overdue != 0 && rv < env.Overdue) || p.readUnmet(rv, env):
+	case !owed && env.Watch.QuietOrStalled(env.Now):
+		// its silence may be a quiet cache's as well as a stall: the
+		// store may miss everything between its RV and the head, or
+		// nothing (lag unknown; staleness grows)
+	case owed || env.Watch.StalledSince(p.settledAt(env), env.Now):
 		// silent longer than its cadence allows since its latest delivery
 		// (or short of a write or a read it should have delivered):
 		// everything between its RV and the head may be missing

@@ -263,6 +263,16 @@ func (s *Space) Unsettled(n int) []int32 {
 	return out
 }
 
+// Settled reports whether source id's etcd is known to be the space's:
+// it is the reference, or the reference confirmed it confirmAfter times;
+// current is false when id is no source of the space.
+func (s *Space) Settled(id int32) (settled, current bool) {
+	if !slices.Contains(s.sources, id) {
+		return false, false
+	}
+	return id == s.ref || s.confirmed[id].n >= confirmAfter, true
+}
+
 // Order returns the sources a head probe tries, in order: the reference
 // first; sources backing off after failures not at all this time.
 func (s *Space) Order() []int32 {

@@ -462,6 +462,18 @@ func (w *Watch) overdue(now time.Time) bool {
 	return now.Sub(maxTime(w.life, w.clock)) > w.Cadence(now)+silentSlack
 }
 
+// QuietOrStalled reports whether the watch is silent longer than its
+// cadence allows in a session that opened busy and has had nothing since,
+// on a watch cache that nothing but its resource's own writes moves (no
+// freshness read reaches it, and it was not seen to move alone): writes
+// that stop just as a session opens leave its server nothing to send
+// until etcd's next progress notification (10 minutes by default), as a
+// stopped server sends nothing. The silence says the store may miss
+// everything since its RV, not that it does.
+func (w *Watch) QuietOrStalled(now time.Time) bool {
+	return w.watching && w.busy && !w.heard && !w.lastEvent.After(w.opened) && w.unmoved() && !w.alone(now) && w.Silent(now)
+}
+
 // StalledSince reports whether the watch was silent longer than its
 // cadence allows at some point after t (or is now).
 func (w *Watch) StalledSince(t, now time.Time) bool {
