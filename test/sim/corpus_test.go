@@ -840,6 +840,14 @@ var corpus = []struct {
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-rvsync", Embedded: true, Namespace: "rvsync"}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 155 * time.Second}}}}},
 		},
 	},
+	{
+		caught: "every widened dimension, seeds 372001-372300 on 6 December (later; seed 372190, shrunk; failing on the code before that day's changes too): clients on HTTP/1.1 behind one API server, secrets' watch cache stuck 45 s: the exporter's informer, whose reads it cannot know to reach its watch's server once it sees HTTP/1.1, learned the stuck sawtooth, 99 s, as its proof period; the waiver for such informers (stuckLearned) counted HTTP/1.1 only behind several API servers. The oracle's: learnsPeriod counts every informer on HTTP/1.1 now, as the monitor does; kept so the waiver stays exact",
+		h: History{Seed: 372190, Duration: 29 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}}, DispatchLag: 1 * time.Second, HTTP1: true,
+				Resources: []Watched{{ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 595 * time.Second, StopAfter: 804 * time.Second}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 103 * time.Second, StopAfter: 430 * time.Second}}}, {ResourceSpec: resSecrets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Faults: []Fault{{Kind: "stuck", Start: 1325 * time.Second, Dur: 45 * time.Second, Resource: "secrets"}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
