@@ -848,6 +848,16 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "stuck", Start: 1325 * time.Second, Dur: 45 * time.Second, Resource: "secrets"}},
 		},
 	},
+	{
+		caught: "the default world, seeds 374001-374400 on 6 December (later; seed 374125, shrunk; failing on that day's code before its changes too): one API server, no canary, etcd without progress notifications, configmaps written 5 times a second, deployments idle, the main etcd restored 5,000 revisions back under the running API server (its watch caches keep the lost history): deployments said head_unknown 5 min after the restore ended; not triaged yet",
+		lie:    "deployments.apps", lieRule: "not recovered",
+		h: History{Seed: 374125, Duration: 36 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, ListLatency: 2 * time.Second,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 36 * time.Minute, Rate: 5, Keys: 5}},
+			Faults: []Fault{{Kind: "restore", Start: 1186 * time.Second, Dur: 20 * time.Second, Back: 5000}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
