@@ -858,6 +858,15 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 1186 * time.Second, Dur: 20 * time.Second, Back: 5000}},
 		},
 	},
+	{
+		caught: "every widened dimension, seeds 371001-371300 on 6 December (later; seed 371240, shrunk; failing on that day's code before its changes too): a monitor whose Start never runs, background writes, the main etcd restored 50,000 revisions back under the running API server, then the API server restarted: secrets and configmaps ahead_of_head 5 min after; the class the recovery row states for worlds without Start (nothing settles such a restore), not covered by its waiver here; not triaged yet",
+		lie:    "secrets|configmaps", lieRule: "not recovered",
+		h: History{Seed: 371240, Duration: 27 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, NoStart: true,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resSecrets.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}, {Host: "ctrl-restarted", Embedded: true, StopAfter: 73 * time.Second, RestartAfter: 209 * time.Second}}}}},
+			Faults: []Fault{{Kind: "restore", Start: 743 * time.Second, Dur: 20 * time.Second, Back: 50000}, {Kind: "restart", Start: 1251 * time.Second, Dur: 30 * time.Second}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
