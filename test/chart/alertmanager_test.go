@@ -196,11 +196,15 @@ func postAlerts(t *testing.T, amURL string, alerts []map[string]string) {
 }
 
 // inhibited returns the alertname/resource/severity of every alert
-// Alertmanager reports as inhibited, once it has seen n alerts.
-func inhibited(t *testing.T, amURL string, n int) []string {
+// Alertmanager reports as inhibited, once it has seen n alerts and reports
+// want (sorted), or what it reports after a minute: Alertmanager marks an
+// alert inhibited when its inhibitor is evaluated, which may come after
+// the alerts are listed (CI, 6 December: none marked yet under load).
+func inhibited(t *testing.T, amURL string, n int, want []string) []string {
 	t.Helper()
 	var out []string
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	seen := false
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := process.Poll(ctx, "alertmanager's alert states", func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, amURL+"/api/v2/alerts", nil)
@@ -231,9 +235,13 @@ func inhibited(t *testing.T, amURL string, n int) []string {
 			}
 		}
 		slices.Sort(out)
+		seen = true
+		if !slices.Equal(out, want) {
+			return fmt.Errorf("inhibited %v, want %v", out, want)
+		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !seen {
 		t.Fatal(err)
 	}
 	return out
@@ -378,7 +386,6 @@ func TestKubePrometheusStackDefaultAlertmanager(t *testing.T) {
 				rules.fire(t, "RvsyncListErrors", "warning", "", "pods"),
 			}
 			postAlerts(t, am, alerts)
-			got := inhibited(t, am, len(alerts))
 			want := []string{
 				burn + "/configmaps/warning", // its own resource's ticket of the same alert
 				burn + "/pods/warning",       // the trade-off: one namespace for every resource
@@ -388,7 +395,7 @@ func TestKubePrometheusStackDefaultAlertmanager(t *testing.T) {
 				want = append(want, "RvsyncListErrors/configmaps/warning")
 			}
 			slices.Sort(want)
-			if !slices.Equal(got, want) {
+			if got := inhibited(t, am, len(alerts), want); !slices.Equal(got, want) {
 				t.Errorf("inhibited %v, want %v", got, want)
 			}
 			for _, n := range waitNotifications(w) {
@@ -530,7 +537,7 @@ func TestAlertmanagerConfigThroughTheOperator(t *testing.T) {
 		// page's resource, none of pods
 		want := []string{burn + "/configmaps/warning", "RvsyncListErrors/configmaps/warning"}
 		slices.Sort(want)
-		if got := inhibited(t, am, len(alerts)+1); !slices.Equal(got, want) {
+		if got := inhibited(t, am, len(alerts)+1, want); !slices.Equal(got, want) {
 			t.Errorf("inhibited %v, want %v", got, want)
 		}
 		strayReached := ""
