@@ -74,6 +74,7 @@ type space struct {
 	mu        sync.Mutex
 	core      *proof.Space
 	sources   map[int32]headSource // every source it ever had, by id
+	latest    map[string]int32     // the latest source of each resource, by resource
 	checking  map[int32]bool       // sources whose settling read is in flight
 	nextID    int32
 	resources []*resource
@@ -81,7 +82,7 @@ type space struct {
 }
 
 func newSpace(name string, capacity int, base time.Time, interval time.Duration, log logr.Logger) *space {
-	return &space{name: name, log: log, core: proof.NewSpace(capacity, base, interval), sources: map[int32]headSource{}, checking: map[int32]bool{}}
+	return &space{name: name, log: log, core: proof.NewSpace(capacity, base, interval), sources: map[int32]headSource{}, latest: map[string]int32{}, checking: map[int32]bool{}}
 }
 
 // addSource makes resource a head source of the space, once.
@@ -96,6 +97,7 @@ func (s *space) addSource(resource string, read headFunc) {
 	src := headSource{id: s.nextID, resource: resource, read: read}
 	s.nextID++
 	s.sources[src.id] = src
+	s.latest[resource] = src.id
 	s.core.AddSource(src.id)
 }
 
@@ -103,15 +105,12 @@ func (s *space) addSource(resource string, read headFunc) {
 // the reference has not yet confirmed its etcd as the space's (see
 // proof.Space.Settled); the caller holds mu.
 func (s *space) unsettledLocked(resource string) bool {
-	for id, src := range s.sources {
-		if src.resource != resource {
-			continue
-		}
-		if settled, current := s.core.Settled(id); current {
-			return !settled
-		}
+	id, ok := s.latest[resource]
+	if !ok {
+		return false
 	}
-	return false
+	settled, current := s.core.Settled(id)
+	return current && !settled
 }
 
 // sourceOf returns the head source reading resource, if the space has one.
