@@ -69,6 +69,22 @@ func (o *owing) applied(in *informer, siblings []*informer, listRV uint64, chang
 		o.by = map[*informer]*debts{}
 	}
 	mine := o.debtsOf(in)
+	// the siblings that may owe: not in, not stopped (one that stopped
+	// owes nothing any more), once per batch, not per change
+	var owers [8]*debts
+	others := owers[:0]
+	for _, s := range siblings {
+		if s == in {
+			continue
+		}
+		if stopped := s.hook().stopped; stopped != nil && stopped() {
+			delete(o.by, s)
+			continue
+		}
+		if d := o.by[s]; d != nil {
+			others = append(others, d)
+		}
+	}
 	if listRV != 0 {
 		clear(mine.held)
 		mine.paid(listRV)
@@ -80,18 +96,9 @@ func (o *owing) applied(in *informer, siblings []*informer, listRV uint64, chang
 		} else if _, ok := mine.held[c.key]; ok || len(mine.held) < maxHeld {
 			mine.held[c.key] = c.rv
 		}
-		for _, s := range siblings {
-			if s == in {
-				continue
-			}
-			if stopped := s.hook().stopped; stopped != nil && stopped() {
-				delete(o.by, s)
-				continue
-			}
-			if d := o.by[s]; d != nil {
-				if at, ok := d.held[c.key]; ok && at < c.rv {
-					d.owe(c.rv, now.Add(overdueAfter))
-				}
+		for _, d := range others {
+			if at, ok := d.held[c.key]; ok && at < c.rv {
+				d.owe(c.rv, now.Add(overdueAfter))
 			}
 		}
 	}
