@@ -54,7 +54,11 @@ func (recoveryInvariant) check(c *Checker, v *resourceAt) {
 // past its start gets its first bookmark within a bookmark period);
 // head_unknown in a world whose monitor never starts (Setup.NoStart: no
 // head probe and no freshness read runs, so nothing answers for the head
-// and the state says so); and in such a world, ahead_of_head for a
+// and the state says so), and while a watch cache of its etcd serves a
+// lost history (lostHistory: the head its space reads may come from that
+// history, and a resource whose reads move while that frozen head does
+// not reads as one of another etcd, moved to a space of its own whose
+// first head is still to come; corpus seed 374125); and in such a world, ahead_of_head for a
 // resource whose configured space mixes etcds (only the head probe's
 // check reads tell which etcd a resource reads, Monitor.checkSources, and
 // the state's runbook names a resource on another etcd as its cause), and
@@ -70,7 +74,7 @@ func (c *Checker) stateExpected(v *resourceAt) bool {
 	case catalog.StateNoBookmarks:
 		return !v.allBookmarks || firstBookmark
 	case catalog.StateHeadUnknown:
-		return c.h.Setup.NoStart
+		return c.h.Setup.NoStart || v.lostHistory
 	}
 	return false
 }

@@ -82,7 +82,8 @@ type Space struct {
 	contradicted map[int32]contradiction
 
 	// lostWrite is the RV of the write that proved the history lost, until
-	// a write lands above the reads again: one loss, counted once.
+	// a write lands above the reads again (above the lost history's latest
+	// head where nothing reads the head): one loss, counted once.
 	lostWrite uint64
 	lostAt    time.Time
 	known     bool // the latest regression followed a loss counted before
@@ -634,9 +635,21 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		return true
 	case ok && rv > head && sent.After(recv):
 		s.lostWrite = 0 // a write above the reads: they share its history again
+	case !ok && s.lostWrite != 0 && s.headless() && rv > s.ended.head && sent.After(s.lostAt):
+		// nothing ever read this space's head (a monitor whose Start never
+		// runs): its writes are all it reads of etcd, and one above
+		// everything the lost history showed ends the loss, as a write
+		// above the reads does where a head probe reads (corpus seed
+		// 371240: informers that listed after the restore stayed
+		// ahead_of_head for good)
+		s.lostWrite = 0
 	}
 	return false
 }
+
+// headless reports whether nothing ever read the space's head: no head
+// probe nor freshness read answered (a monitor whose Start never runs).
+func (s *Space) headless() bool { return !s.integers }
 
 // SameHistoryAt returns until when a cache at rv, observed at seen in
 // epoch, was of etcd's history: the request time of the latest write of

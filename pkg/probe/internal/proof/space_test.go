@@ -47,6 +47,49 @@ func TestARestoreTheReadsSawFirstCountsOnce(t *testing.T) {
 	}
 }
 
+// Where nothing samples the head (a monitor whose Start never runs), the
+// writes are all a space reads of etcd: a write below an earlier one
+// proves a loss, and one above everything the lost history showed ends it,
+// so that a list taken during the loss counts once nothing contradicts it
+// (simulation seed 371240: informers that listed after a restore and an
+// API server restart stayed ahead_of_head for good). Where a head probe
+// reads, a write above the lost history's head before any read of the new
+// one ends nothing: the reads may still come from caches frozen above it.
+func TestAWriteAboveTheLostHistoryEndsALossNothingReads(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	for i := range 5 {
+		sp.Write(uint64(3001+20*i), sec(float64(10*i)), false)
+	}
+	if !sp.Write(1000, sec(50), true) {
+		t.Fatal("a write below the writer's previous one was not counted as a restore")
+	}
+	sp.Write(2000, sec(60), false)
+	if lost, _ := sp.HistoryLost(); !lost {
+		t.Error("a write below the lost history's head ended the loss")
+	}
+	sp.Write(3100, sec(70), false)
+	if lost, _ := sp.HistoryLost(); lost {
+		t.Error("a write above everything the lost history showed did not end the loss where nothing reads the head")
+	}
+	if sp.Write(3050, sec(80), false) {
+		t.Error("a write below the head a write showed, not below an earlier write of its own, counted a restore")
+	}
+
+	probed := NewSpace(64, sec(0), 5*time.Second)
+	probed.AddSource(0)
+	for i := range 5 {
+		probed.Sample(0, uint64(3001+20*i), true, sec(float64(10*i)), sec(float64(10*i)), true)
+		probed.Write(uint64(3002+20*i), sec(float64(10*i)+1), false)
+	}
+	if !probed.Write(1000, sec(50), false) {
+		t.Fatal("a write below the reads was not counted as a restore")
+	}
+	probed.Write(3100, sec(60), false)
+	if lost, _ := probed.HistoryLost(); !lost {
+		t.Error("where a head probe reads, a write above the lost history's head ended the loss before any read of the new history")
+	}
+}
+
 // After a restore that the API servers were not restarted after, each
 // server's watch cache stays at its own revision of the lost history until
 // etcd passes it. The head probe (its connection pinned to one server)
