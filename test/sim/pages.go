@@ -158,6 +158,9 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 	start := scrapes[0].At
 	threshold := time.Duration(slo.DefaultStalenessThresholdSeconds * float64(time.Second))
 	var staleFrom, stallFrom time.Duration = -1, -1
+	// heardBefore: the watch had a bookmark before the stall under way
+	// began; knownFrom: since when that stall is one a client can tell
+	heardBefore, knownFrom := false, time.Duration(-1)
 	// a watch that never had a bookmark (an etcd nobody writes to never
 	// moves its watch cache past the watch's start) looks like one whose
 	// server sends none: its stall is judged by its sessions, later than
@@ -177,6 +180,8 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 			continue
 		}
 		stale, stalled, lost, stuck := false, false, rt.CachesLost, false
+		// unknowable: every stalled watch of it resumed above its cache
+		unknowable := true
 		// a store stale only for a restore's reverts it lacks, with no
 		// canary to write below the reads, is stale where no RV tells
 		// (docs/simulation.md: staleness is waived while
@@ -190,6 +195,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 			// (not in.Bookmarks: a watch that is not live gets none)
 			if rt.Exists && !in.Live && bookmarks {
 				stalled = true
+				unknowable = unknowable && in.ResumedAbove
 			}
 			heard = heard || in.Bookmarks
 			if in.Waiting {
@@ -217,12 +223,27 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 		} else {
 			closeRun(&staleFrom, t, "stale above the threshold", staleDeadline)
 		}
+		// a watch resumed above its cache hears nothing, and its server
+		// ends its sessions on time, as a healthy watch's whose cache
+		// does not move: where no read moves the cache and no head tells
+		// whether etcd moved (non-integer RVs), no client can tell them
+		// apart, and a page is justified, none owed (seed 375032)
+		unknowable = unknowable && h.unread(res) && h.opaque(res)
 		if stalled {
 			if stallFrom < 0 {
-				stallFrom, stallDeadline = t, stallPage
-				if !heard {
-					stallDeadline = never
+				stallFrom, stallDeadline, heardBefore, knownFrom = t, never, heard, -1
+			}
+			switch {
+			case !heardBefore:
+			case !unknowable:
+				// owed a stallPage after it became one a client can tell
+				if knownFrom < 0 {
+					knownFrom = t
 				}
+				stallDeadline = min(stallDeadline, knownFrom-stallFrom+stallPage)
+			case t-stallFrom < stallDeadline:
+				// it turned unknowable before its page was due
+				stallDeadline, knownFrom = never, -1
 			}
 		} else {
 			closeRun(&stallFrom, t, "watch not delivering", stallDeadline)

@@ -231,6 +231,10 @@ type InformerTruth struct {
 	// started from); Waiting: it is live but its server sends it nothing
 	// until its watch cache moves past that revision (model.Tx.Waiting).
 	Live, Bookmarks, Waiting bool
+	// ResumedAbove: its watch is open from a revision its watch cache has
+	// not reached (not live): its server sends it nothing and ends its
+	// sessions on time (model.Tx.ResumedAbove).
+	ResumedAbove bool
 	// LostHistory: the watch cache serving it holds a history etcd lost (a
 	// restore its API server has not seen): its RV is of another history.
 	LostHistory bool
@@ -645,6 +649,7 @@ func (w *World) scrape() {
 				}
 				it.Live, it.Bookmarks = tx.Live(in.Host, r.Name())
 				it.Waiting = tx.Waiting(in.Host, r.Name())
+				it.ResumedAbove = tx.ResumedAbove(in.Host, r.Name())
 				it.LostHistory = tx.LostHistory(in.Host, r.Name())
 				it.Following, it.Stuck = tx.Following(in.Host, r.Name()), tx.Stuck(in.Host, r.Name())
 				it.Disrupted, it.WatchOpened = tx.Disrupted(in.Host, r.Name()), tx.WatchOpened(in.Host, r.Name())

@@ -256,6 +256,29 @@ func (tx *Tx) Live(host, res string) (live, bookmarks bool) {
 	return false, false
 }
 
+// ResumedAbove reports whether the informer of res on the connection of
+// host has a watch open, on a server that is up, over a connection that
+// is not frozen, from a revision its watch cache has not reached (a lost
+// history's, after a restore): the server sends it nothing, not even a
+// bookmark, until its cache passes that revision, and ends each session
+// on time, as it does a healthy watch of a cache that does not move.
+func (tx *Tx) ResumedAbove(host, res string) bool {
+	cn := tx.c.watchConnLocked(host, res)
+	if cn == nil || cn.h.frozen || cn.server == nil || !cn.server.up {
+		return false
+	}
+	wc := cn.server.caches[res]
+	if wc == nil {
+		return false
+	}
+	for _, wt := range wc.watchers {
+		if wt.conn == cn && !wt.done {
+			return wt.start > wc.rv
+		}
+	}
+	return false
+}
+
 // Waiting reports whether the informer of res on the connection of host
 // has a live watch (see Live) that its server sends nothing, not even a
 // bookmark, until its watch cache moves past the revision the watch
