@@ -242,7 +242,7 @@ SIM_PAGE_DURATION ?= 3h
 SIM_SEED ?= 1
 # SIM_WIDEN: the dimensions the invariant histories draw beyond the default
 # world (comma-separated: order, informers, nostart, http1, scopes, selectors,
-# lifecycle, restarts, typed, fields; see test/sim/generate.go); empty draws the
+# lifecycle, restarts, typed, fields, canaries; see test/sim/generate.go); empty draws the
 # default world only.
 SIM_WIDEN ?=
 

@@ -334,3 +334,44 @@ func TestOneCanaryPerResourceAtATime(t *testing.T) {
 		t.Errorf("a canary after the first's Run ended: %v", err)
 	}
 }
+
+// Canaries of several resources of one space (the exporter's
+// canary.resources lists several): the first canary's resource anchors
+// the space, and a second's, which may be of another etcd (events on an
+// etcd of their own, its `space:` omitted), does not take the anchor
+// over (simulation seeds 377340 and 377479: regressions counted at start,
+// with no restore).
+func TestTheFirstCanarysResourceKeepsTheAnchor(t *testing.T) {
+	cfg := &rest.Config{Host: "https://127.0.0.1:1"} // nothing listens: no request may succeed
+	m := New(Options{HeadProbe: cfg})
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	events := schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	for _, gvr := range []schema.GroupVersionResource{events, cms} { // events listed first
+		if _, err := m.NewInformer(cfg, Resource{GVR: gvr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		gvr  schema.GroupVersionResource
+		kind string
+	}{{cms, "ConfigMap"}, {events, "Event"}} {
+		if _, err := m.NewCanary(cfg, CanaryOptions{GVR: c.gvr, Kind: c.kind, Namespace: "monitoring", Name: "rvsync-canary"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := m.tracked(cms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := res.space.Load()
+	src, ok := sp.sourceOf(res.name)
+	if !ok {
+		t.Fatal("configmaps is no head source of its space")
+	}
+	sp.mu.Lock()
+	ref := sp.core.Reference()
+	sp.mu.Unlock()
+	if ref != src.id {
+		t.Errorf("the space's reference is source %d; want configmaps' (%d), the first canary's", ref, src.id)
+	}
+}

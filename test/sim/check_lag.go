@@ -71,7 +71,7 @@ func (lagInvariant) check(c *Checker, v *resourceAt) {
 // name in the window before now: a load on it, the canary's writes, or a
 // deletion or re-creation of its CRD.
 func (c *Checker) writtenWithin(name string, now time.Time, window time.Duration) bool {
-	if c.h.Setup.Canary == name {
+	if c.h.Setup.canaried(name) {
 		return true
 	}
 	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
@@ -97,7 +97,7 @@ func (c *Checker) writtenWithin(name string, now time.Time, window time.Duration
 // resource to any client. docs/simulation.md: RV lag, "where the exporter can
 // know".
 func (c *Checker) lagProvable(r Watched, now time.Time, window time.Duration) bool {
-	if c.h.Setup.Canary == r.Name() && !c.canaryBlocked(now, window) {
+	if c.h.Setup.canaried(r.Name()) && !c.canaryBlocked(now, window) {
 		return true
 	}
 	if r.NoBookmarks {

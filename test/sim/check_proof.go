@@ -1,6 +1,11 @@
 package sim
 
-import "time"
+import (
+	"cmp"
+	"time"
+
+	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
+)
 
 // proofPeriodInvariant implements the docs/simulation.md row "freshness proof
 // period": 5 minutes after the last fault, the proof period is the
@@ -35,7 +40,7 @@ func (c *Checker) unseenRestoreLearned(v *resourceAt) bool {
 	now := v.s.At
 	for _, f := range c.h.Faults {
 		at := c.start.Add(f.Start)
-		if f.Kind == Restore && !at.After(now) && now.Sub(at) < 30*time.Minute && c.blind(now, at) {
+		if f.Kind == Restore && !at.After(now) && now.Sub(at) < 30*time.Minute && c.blind(now, at, cmp.Or(f.Etcd, model.MainEtcd)) {
 			return true
 		}
 	}

@@ -87,7 +87,7 @@ func (c *Checker) stateExpected(v *resourceAt) bool {
 // ahead of its head or below it. No cluster with a control plane is still
 // (leader-election leases renew every few seconds); the model draws it.
 func (c *Checker) still() bool {
-	return c.h.Background == 0 && len(c.h.Loads) == 0 && c.h.Setup.Canary == ""
+	return c.h.Background == 0 && len(c.h.Loads) == 0 && len(c.h.Setup.canaries()) == 0
 }
 
 // mixedSpace reports whether r's configured RV space holds resources of

@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Waivers that several invariants share: the cases no client can know,
 // each stated in the table of docs/simulation.md (or the
@@ -21,9 +24,10 @@ import "time"
 // past the lost revisions faster than the canary writes (a restore of a few
 // seconds of a busy cluster's history). docs/simulation.md: cache staleness,
 // restoreUnseen's parenthesis.
-func (c *Checker) blind(now, restored time.Time) bool {
-	if c.h.Setup.Canary == "" {
-		return true
+func (c *Checker) blind(now, restored time.Time, etcd string) bool {
+	canaries := c.h.Setup.canariesOn(etcd)
+	if len(canaries) == 0 {
+		return true // no canary writes to the restored etcd
 	}
 	at := restored.Sub(c.start)
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
@@ -41,7 +45,7 @@ func (c *Checker) blind(now, restored time.Time) bool {
 			// then a create): each answers a latency late (the canary
 			// writes one at a time)
 			slow = max(slow, f.Latency)
-		case f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End()+c.h.Setup.CanaryInterval:
+		case f.Kind == DeleteCRD && slices.Equal(canaries, []string{f.Resource}) && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End()+c.h.Setup.CanaryInterval:
 			// the canary's resource gone before its next write could land
 			return true
 		case (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End():
@@ -62,7 +66,7 @@ func (c *Checker) blind(now, restored time.Time) bool {
 // restoreBlind reports whether the latest restore of v's etcd is still
 // unknowable (blind).
 func (c *Checker) restoreBlind(v *resourceAt) bool {
-	return v.restored >= 0 && c.blind(v.s.At, c.start.Add(v.restored))
+	return v.restored >= 0 && c.blind(v.s.At, c.start.Add(v.restored), v.etcd)
 }
 
 // unseenLoss reports whether what v's store misses may be hidden by a restore
@@ -81,7 +85,7 @@ func (c *Checker) unseenLoss(v *resourceAt) bool {
 // the writes a watch cache ahead of etcd swallowed. docs/simulation.md: cache
 // staleness, "waived while a restore cannot be seen yet".
 func (c *Checker) restoreUnseen(v *resourceAt) bool {
-	return v.reverted && c.blind(v.s.At, v.fresh) || v.restored >= 0 && (v.unlisted || v.listedInLoss) && c.restoreBlind(v)
+	return v.reverted && c.blind(v.s.At, v.fresh, v.etcd) || v.restored >= 0 && (v.unlisted || v.listedInLoss) && c.restoreBlind(v)
 }
 
 // listedFromTainted reports whether v's store last listed while a watch cache
@@ -92,7 +96,7 @@ func (c *Checker) restoreUnseen(v *resourceAt) bool {
 // staleness, "for a store listed while a watch cache held objects of a lost
 // history, until a canary write after the list can show it".
 func (c *Checker) listedFromTainted(v *resourceAt) bool {
-	return v.listedTainted && (v.reverted || c.restoreBlind(v) || c.canaryBlockedThrough(latestList(v.truth).Add(c.h.Setup.CanaryInterval), v.s.At))
+	return v.listedTainted && (v.reverted || c.restoreBlind(v) || c.canaryBlockedThrough(latestList(v.truth).Add(c.h.Setup.CanaryInterval), v.s.At, v.etcd))
 }
 
 // mixedHistories reports whether API servers behind the balancer serve
@@ -199,16 +203,17 @@ func (c *Checker) sawtoothBounded() bool {
 	return true
 }
 
-// canaryBlockedThrough reports whether one fault kept the canary from
-// writing from before from until now: its connection frozen, hung or
-// refused, or its resource deleted.
-func (c *Checker) canaryBlockedThrough(from, now time.Time) bool {
-	if c.h.Setup.Canary == "" {
+// canaryBlockedThrough reports whether one fault kept every canary of
+// etcd from writing from before from until now: their connection frozen,
+// hung or refused, or the resource of the only one deleted.
+func (c *Checker) canaryBlockedThrough(from, now time.Time, etcd string) bool {
+	canaries := c.h.Setup.canariesOn(etcd)
+	if len(canaries) == 0 {
 		return true
 	}
 	start, end := from.Sub(c.start), now.Sub(c.start)
 	for _, f := range c.h.Faults {
-		blocks := (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary || f.Kind == DeleteCRD && f.Resource == c.h.Setup.Canary
+		blocks := (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary || f.Kind == DeleteCRD && slices.Equal(canaries, []string{f.Resource})
 		if blocks && f.Start <= start && f.End() >= end {
 			return true
 		}

@@ -865,6 +865,20 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 743 * time.Second, Dur: 20 * time.Second, Back: 50000}, {Kind: "restart", Start: 1251 * time.Second, Dur: 30 * time.Second}},
 		},
 	},
+	{
+		caught: "-sim.widen=canaries with every other dimension, seeds 377301-377600 on 6 December (latest; seed 377340, shrunk): canaries of widgets and of events, on an etcd of its own with its `space:` omitted: each canary's resource anchored the space in turn, the last, events', won, and every write of the widgets' canary, on the main etcd, landed below events' head: regressions counted at start with no restore. Fixed: the first canary's resource keeps the anchor (Space.Anchor; TestASecondCanarysResourceDoesNotMoveTheAnchor, TestTheFirstCanarysResourceKeepsTheAnchor)",
+		h: History{Seed: 377340, Duration: 1 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 600000000000}}, ListLatency: 2 * time.Second, HTTP1: true, MoreCanaries: []string{"widgets.example.com", "events"},
+				Resources: []Watched{{ResourceSpec: resWidgets.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 520 * time.Second}}}}},
+		},
+	},
+	{
+		caught: "the same run (seed 377479, shrunk): events, on an etcd of its own with its `space:` omitted, listed first, canaries of configmaps and of events: events' canary took the anchor configmaps' took first; the same fix",
+		h: History{Seed: 377479, Duration: 1 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}}, MoreCanaries: []string{"events"},
+				Resources: []Watched{{ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}, {Host: "ctrl-late", Embedded: true, StartAfter: 229 * time.Second}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=rvsync-canary"}}}}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

@@ -37,6 +37,7 @@ const (
 	WidenRestarts  = "restarts"  // an operator's informer of a resource stopped and built again
 	WidenTyped     = "typed"     // an operator's typed and metadata informers of one resource
 	WidenFields    = "fields"    // an operator's informer of one object by name (a field selector)
+	WidenCanaries  = "canaries"  // canaries of several resources, on any etcd, configmaps' or not
 )
 
 // Widened holds the dimensions random histories draw beyond the default.
@@ -206,6 +207,14 @@ func Generate(seed uint64, dur time.Duration) History {
 			r.Informers = append(r.Informers, Informer{Host: HostController + "-field", Embedded: true, Field: "metadata.name=" + name})
 		}
 	}
+	for _, r := range s.Resources {
+		if rng.Float64() < 0.3 && Widened[WidenCanaries] && r.Namespaced && !r.Opaque && r.Name() != s.Canary {
+			// the exporter's canary.resources lists several: a custom
+			// resource's, events' on an etcd of its own, beside
+			// configmaps' or instead of it
+			s.MoreCanaries = append(s.MoreCanaries, r.Name())
+		}
+	}
 	return h
 }
 
@@ -257,6 +266,9 @@ func (h History) GoString() string {
 	}
 	if s.HTTP1 {
 		b.WriteString(" HTTP1: true,")
+	}
+	if len(s.MoreCanaries) > 0 {
+		fmt.Fprintf(&b, " MoreCanaries: %#v,", s.MoreCanaries)
 	}
 	b.WriteString("\n\t\tResources: []Watched{")
 	for _, r := range s.Resources {

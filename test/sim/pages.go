@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rvsync-slo/rvsync-slo/slo"
+	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
 )
 
 // The page oracle's bounds, from the failure-mode table (docs/failure-modes.md) and the
@@ -186,7 +187,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 		// canary to write below the reads, is stale where no RV tells
 		// (docs/simulation.md: staleness is waived while
 		// a restore cannot be seen): a page is justified, none owed
-		unseen := h.Setup.Canary == ""
+		unseen := len(h.Setup.canariesOn(h.etcdOf(res))) == 0
 		for _, in := range rt.Informers {
 			if rt.Exists && s.At.Sub(in.Fresh) > threshold {
 				stale = true
@@ -316,18 +317,24 @@ func (h History) deliveryFaultWithin(res string, from, to time.Duration) bool {
 // restoredSince reports whether the etcd of res was restored after
 // listed and by t (since start, the history's start).
 func (h History) restoredSince(res string, listed, start time.Time, t time.Duration) bool {
-	etcd := "main"
-	for _, r := range h.Setup.Resources {
-		if r.Name() == res && r.Etcd != "" {
-			etcd = r.Etcd
-		}
-	}
+	etcd := h.etcdOf(res)
 	for _, f := range h.Faults {
 		if f.Kind == Restore && (f.Etcd == etcd || f.Etcd == "" && etcd == "main") && f.Start <= t && listed.Before(start.Add(f.Start)) {
 			return true
 		}
 	}
 	return false
+}
+
+// etcdOf returns the etcd res is stored in (the main one for a resource
+// h does not watch).
+func (h History) etcdOf(res string) string {
+	for _, r := range h.Setup.Resources {
+		if r.Name() == res {
+			return r.EtcdName()
+		}
+	}
+	return model.MainEtcd
 }
 
 // bookmarks reports whether the watch cache of res sends bookmarks (a

@@ -74,6 +74,13 @@ func shrink(h History, fails func(History) (time.Duration, bool)) History {
 			c.Setup.Canary = ""
 			try(c)
 		}
+		for i := 0; i < len(h.Setup.MoreCanaries); {
+			c := h
+			c.Setup.MoreCanaries = slices.Delete(slices.Clone(h.Setup.MoreCanaries), i, i+1)
+			if !try(c) {
+				i++
+			}
+		}
 		if h.Setup.Servers > 1 && !refersToServers(h) {
 			c := h
 			c.Setup.Servers = 0
@@ -110,7 +117,7 @@ func clip(loads []Load, end time.Duration) []Load {
 // refersTo reports whether a load, a fault or the canary of h names the
 // resource res.
 func refersTo(h History, res string) bool {
-	if h.Setup.Canary == res {
+	if h.Setup.canaried(res) {
 		return true
 	}
 	for _, l := range h.Loads {

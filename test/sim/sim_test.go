@@ -16,7 +16,7 @@ var (
 	histories = flag.Int("sim.histories", 0, "random histories to run (0: the tier's budget, see budget)")
 	firstSeed = flag.Uint64("sim.seed", 1, "seed of the first random history")
 	longest   = flag.Duration("sim.duration", 0, "longest random history (0: the tier's budget, see budget)")
-	widen     = flag.String("sim.widen", "", "comma-separated dimensions random histories draw beyond the default (Widen* in generate.go: order, informers, nostart, http1, scopes, selectors, lifecycle, restarts, typed, fields)")
+	widen     = flag.String("sim.widen", "", "comma-separated dimensions random histories draw beyond the default (Widen* in generate.go: order, informers, nostart, http1, scopes, selectors, lifecycle, restarts, typed, fields, canaries)")
 )
 
 // widened applies -sim.widen (flags are parsed by the time a test runs).
@@ -24,10 +24,10 @@ func widened(t *testing.T) {
 	for _, d := range strings.Split(*widen, ",") {
 		switch d {
 		case "":
-		case WidenOrder, WidenInformers, WidenNoStart, WidenHTTP1, WidenScopes, WidenSelectors, WidenLifecycle, WidenRestarts, WidenTyped, WidenFields:
+		case WidenOrder, WidenInformers, WidenNoStart, WidenHTTP1, WidenScopes, WidenSelectors, WidenLifecycle, WidenRestarts, WidenTyped, WidenFields, WidenCanaries:
 			Widened[d] = true
 		default:
-			t.Fatalf("-sim.widen: no dimension %q (want order, informers, nostart, http1, scopes, selectors, lifecycle, restarts, typed, fields)", d)
+			t.Fatalf("-sim.widen: no dimension %q (want order, informers, nostart, http1, scopes, selectors, lifecycle, restarts, typed, fields, canaries)", d)
 		}
 	}
 }

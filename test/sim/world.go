@@ -141,7 +141,11 @@ type Setup struct {
 	NoFreshnessReads bool
 	// Canary is the resource the canary writes ("": no canary); its object
 	// is rvsync-canary in namespace rvsync.
-	Canary         string
+	Canary string
+	// MoreCanaries are further resources a canary writes, each its own
+	// object rvsync/rvsync-canary, as the exporter's canary.resources
+	// lists several (-sim.widen=canaries).
+	MoreCanaries   []string
 	CanaryInterval time.Duration // default 10s
 	// Pins pins connections (by host) to API servers; the others go
 	// round-robin.
@@ -161,6 +165,33 @@ type Setup struct {
 	// registers the collectors but never adds the monitor to a manager):
 	// no head probe, no freshness reads, no draining of the stores.
 	NoStart bool
+}
+
+// canaries returns the resources a canary writes: Canary's, then
+// MoreCanaries.
+func (s Setup) canaries() []string {
+	var out []string
+	if s.Canary != "" {
+		out = append(out, s.Canary)
+	}
+	return append(out, s.MoreCanaries...)
+}
+
+// canaried reports whether a canary writes resource res.
+func (s Setup) canaried(res string) bool { return slices.Contains(s.canaries(), res) }
+
+// canariesOn returns the resources a canary writes that are stored in
+// etcd name: only their writes can land below what was read of it.
+func (s Setup) canariesOn(etcd string) []string {
+	var out []string
+	for _, res := range s.canaries() {
+		for _, r := range s.Resources {
+			if r.Name() == res && r.EtcdName() == etcd {
+				out = append(out, res)
+			}
+		}
+	}
+	return out
 }
 
 func (s *Setup) defaults() {
@@ -313,8 +344,8 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 		c.AddResource(r.ResourceSpec)
 	}
 	c.Do(func(tx *model.Tx) {
-		if setup.Canary != "" {
-			tx.Create(setup.Canary, CanaryNamespace, CanaryName, nil)
+		for _, res := range setup.canaries() {
+			tx.Create(res, CanaryNamespace, CanaryName, nil)
 		}
 		if setup.HTTP1 {
 			for _, host := range []string{HostInformers, HostProbe, HostCanary, HostController} {
@@ -403,8 +434,8 @@ func runBubble(setup Setup, seed uint64, dur time.Duration, script func(w *World
 			}
 		}
 	}
-	if setup.Canary != "" {
-		r := w.watched(setup.Canary)
+	for _, res := range setup.canaries() {
+		r := w.watched(res)
 		canary, err := w.Monitor.NewCanary(w.config(HostCanary), probe.CanaryOptions{
 			GVR: r.gvr(), Kind: r.Kind, Namespace: CanaryNamespace, Name: CanaryName, Interval: setup.CanaryInterval,
 		})

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
 )
 
@@ -150,5 +151,39 @@ func TestAFieldSelectedInformerHoldsItsObjectOnly(t *testing.T) {
 	held := storeView(w.Informers[r.Name()][1])
 	if len(held) != 1 || held[LoadNamespace+"/obj-3"] == "" {
 		t.Errorf("the field-selected informer holds %v, want obj-3 only", held)
+	}
+}
+
+// Canaries of several resources, as the exporter's canary.resources lists
+// them, each write their own resource's object and each is delivered by
+// that resource's informer: a custom resource's and events' on an etcd of
+// its own beside configmaps' (-sim.widen=canaries draws them).
+func TestCanariesOfSeveralResourcesEachWriteAndDeliverTheirOwn(t *testing.T) {
+	setup := Setup{
+		Etcds:        []model.EtcdSpec{{Name: model.MainEtcd, Revision: 1000}, {Name: "events", Revision: 10}},
+		Resources:    []Watched{resConfigMaps, resWidgets, resEvents},
+		Canary:       resConfigMaps.Name(),
+		MoreCanaries: []string{resWidgets.Name(), resEvents.Name()},
+	}
+	var start time.Time
+	var last Scrape
+	err := Run(t, setup, 1, 4*time.Minute, func(w *World) { start = w.Start }, func(s Scrape) { last = s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range setup.canaries() {
+		writes, _ := Value(last.Families, catalog.CanaryWrites.Name, catalog.LabelResource, res, catalog.LabelResult, catalog.ResultSuccess)
+		lost, _ := Value(last.Families, catalog.CanaryLost.Name, catalog.LabelResource, res)
+		delivered, ok := Value(last.Families, catalog.CanaryLastDelivered.Name, catalog.LabelResource, res)
+		// a write every 10 s for 4 minutes
+		if writes < 20 {
+			t.Errorf("%s: %v canary writes succeeded in 4 min, want about 24", res, writes)
+		}
+		if lost != 0 {
+			t.Errorf("%s: %v canary writes lost in a world without faults", res, lost)
+		}
+		if at := time.Unix(0, int64(delivered*1e9)); !ok || at.Before(start.Add(3*time.Minute)) {
+			t.Errorf("%s: latest canary delivery at %v (known %v), want within the last minute of %v", res, at.Sub(start), ok, last.At.Sub(start))
+		}
 	}
 }

@@ -41,6 +41,7 @@ type Space struct {
 	sources  []int32
 	ref      int32 // the reference source; -1: none
 	refFails int
+	anchored bool // a canary's resource made the reference (Anchor)
 	opaque   bool
 	integers bool // a source answered with an integer head once
 	epoch    uint64
@@ -209,13 +210,16 @@ func (s *Space) AddSource(id int32) {
 // reads of the same resource are the space's head (a resource of another
 // etcd, listed first, would otherwise set a head that every write lands
 // below, a restore that never was). It reports whether it did: once
-// samples were taken the reference stays.
+// samples were taken the reference stays, and so does the first canary's
+// anchor (a second canary's resource may be of another etcd, as events'
+// on an etcd of their own: its reads would set a head every write of the
+// first canary lands below; the samples settle which etcd it reads).
 func (s *Space) Anchor(id int32) bool {
-	if !slices.Contains(s.sources, id) || s.Timeline.Generation() > 0 {
+	if !slices.Contains(s.sources, id) || s.Timeline.Generation() > 0 || s.anchored {
 		return false
 	}
 	s.sources = append([]int32{id}, slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })...)
-	s.ref, s.refFails = id, 0
+	s.ref, s.refFails, s.anchored = id, 0, true
 	return true
 }
 
@@ -229,7 +233,7 @@ func (s *Space) RemoveSource(id int32) {
 	delete(s.backoff, id)
 	delete(s.contradicted, id)
 	if s.ref == id {
-		s.ref, s.refFails = -1, 0
+		s.ref, s.refFails, s.anchored = -1, 0, false
 		if len(s.sources) > 0 {
 			s.ref = s.sources[0]
 		}

@@ -351,6 +351,29 @@ func TestTheCanarysResourceAnchorsItsSpace(t *testing.T) {
 	}
 }
 
+// A second canary's resource does not move the anchor: it may be of
+// another etcd (events on an etcd of their own, its `space:` omitted,
+// with a canary of its own beside configmaps'), and its reads would set
+// a head every write of the first canary lands below: regressions counted
+// at start with no restore (simulation seeds 377340 and 377479 of
+// -sim.widen=canaries with every other dimension). The samples settle
+// which etcd it reads.
+func TestASecondCanarysResourceDoesNotMoveTheAnchor(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0) // configmaps, the first canary's
+	sp.AddSource(1) // events, on an etcd of their own, the second canary's
+	if !sp.Anchor(0) {
+		t.Fatal("the first canary's resource did not anchor the space")
+	}
+	if sp.Anchor(1) || sp.Reference() != 0 {
+		t.Errorf("reference %d after a second canary's resource asked to anchor; want configmaps (0) to stay", sp.Reference())
+	}
+	sp.RemoveSource(0) // configmaps moved to a space of its own
+	if !sp.Anchor(1) || sp.Reference() != 1 {
+		t.Errorf("reference %d once the anchored resource left; want events (1), the canary's that remains", sp.Reference())
+	}
+}
+
 // Resources of another etcd, higher than the reference's, read together
 // (the freshness reads of several informers in one round) are foreign each:
 // the reference, asked after they answered, saw less twice while moving
