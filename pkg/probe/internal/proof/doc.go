@@ -24,8 +24,9 @@
 //     server of its watch (Env.OwnReads): detected, HTTP/1.1 pools read
 //     elsewhere, and their informers learn their proof period instead;
 //   - the reference of an RV space reads the etcd the canary writes to:
-//     detected (Space.Anchor, and a space's sources unsettled until the
-//     reference confirms or contradicts them);
+//     detected (Space.Anchor, the first canary's resource where several
+//     write, and a space's sources unsettled until the reference confirms
+//     or contradicts them);
 //   - every informer of a resource holds all its objects, and a fact
 //     about one informer is one about the resource: detected, as Overdue
 //     (package probe holds an informer to the canary's writes only once
@@ -33,7 +34,8 @@
 //     sibling informer delivered only of an object it holds); scoped,
 //     selected, typed and restarted informers are drawn by the simulation;
 //   - the monitor's Start drains the stores: detected (a scrape drains
-//     them too).
+//     them too); where nothing ever reads the head, the writes alone end
+//     a loss they proved (Space.Write).
 //
 // Its tolerances (how late a bookmark may come, how many samples make a
 // restore, how long a peak counts) are named constants, each listed in
