@@ -34,21 +34,15 @@ import "time"
 // on from an RV found to be of another history, restore counted or not
 // (the head probe may have missed every write the restore lost).
 type Proof struct {
-	rv        uint64
-	rvAt      time.Time
-	epoch     uint64
-	listEpoch uint64 // the space's epoch at the informer's latest list
-	// lossList: the latest list completed while writes landed below the
-	// reads, in the space's epoch lossEpoch; it counts once the loss ends
-	lossList  bool
+	rv    uint64
+	rvAt  time.Time
+	epoch uint64
+	// list is the store's standing by its latest list (see standing);
+	// listEpoch is the space's epoch at its latest list outside a loss,
+	// lossEpoch at its latest list
+	list      standing
+	listEpoch uint64
 	lossEpoch uint64
-	// lossTainted: a write requested after that list landed below its RV:
-	// it came from a watch cache of the lost history, and the store holds
-	// objects of it until it lists again
-	lossTainted bool
-	// mustList: the store may hold objects of a lost history (its resource
-	// moved to another RV space before it listed after a restore)
-	mustList bool
 	// tainted: the store moved on from an RV found to be of another history
 	// than its space's (reads or writes requested after it saw lower
 	// revisions): it holds objects of that history until it lists again,
@@ -57,7 +51,6 @@ type Proof struct {
 	// of them). Not carried to another space: an RV of another etcd is
 	// of another history too, and its store holds that etcd's objects.
 	tainted   bool
-	listed    bool
 	listAt    time.Time // when the latest list completed
 	listRV    uint64
 	opaque    bool
@@ -88,6 +81,43 @@ type Proof struct {
 	// readFailed: when the latest read was sent, if it did not answer
 	readFailed time.Time
 }
+
+// standing is what the store's latest list makes of what it holds,
+// against its space's history: the proof core's history states.
+//
+//	any ─ApplyList─▶ listed (no loss under way)
+//	                ▶ listedInLoss (writes land below the reads)
+//	listed, listedInLoss ─writes prove a restore the store did not list
+//	    since, landing below its list (sync), or its resource moves to
+//	    another space unlisted since a restore (Reset)─▶ mustList
+//
+// A store whose standing is listedInLoss counts as listed once the loss
+// ends with no write after its list landing below its RV
+// (unlistedSinceRestore); one such write makes it mustList (its list is
+// of the epoch before the restore) or its RV ahead (contradicted). One
+// that moved on from an RV of another history is tainted besides,
+// whatever its standing (Proof.tainted).
+type standing uint8
+
+const (
+	// unlisted: no list applied yet
+	unlisted standing = iota
+	// listed: the latest list completed with no loss under way, in the
+	// space's epoch listEpoch
+	listed
+	// listedInLoss: the latest list completed while writes landed below
+	// the reads, in the space's epoch lossEpoch: it may come from a watch
+	// cache of the lost history, and counts once the loss ends
+	listedInLoss
+	// mustList: the store may hold objects of a lost history (writes
+	// proved a restore it did not list since, or its resource moved to
+	// another RV space before it listed after one)
+	mustList
+)
+
+var standingNames = [...]string{"unlisted", "listed", "listedInLoss", "mustList"}
+
+func (s standing) String() string { return standingNames[s] }
 
 type peak struct {
 	at   time.Time
@@ -189,9 +219,10 @@ func (p *Proof) Opaque() bool { return p.opaque }
 // history is withdrawn.
 func (p *Proof) sync(env Env) {
 	sp := env.Space
-	p.lossTainted = p.lossTainted || p.lossListContradicted(env)
 	// (per event: one comparison unless the space was restored since the list)
-	p.mustList = p.mustList || p.listEpoch != sp.Epoch() && sp.WritesBelow(p.listRV, p.listAt) > 0 && p.unlisted(env)
+	if p.list != mustList && p.listEpoch != sp.Epoch() && sp.WritesBelow(p.listRV, p.listAt) > 0 && p.unlisted(env) {
+		p.list = mustList
+	}
 	if p.epoch == sp.Epoch() {
 		return
 	}
@@ -257,15 +288,15 @@ func (p *Proof) ApplyList(rv uint64, began time.Time, consistent bool, env Env) 
 	}
 	p.sync(env)
 	p.observe(rv, env)
-	p.listed, p.listAt, p.listRV, p.mustList, p.tainted = true, env.Now, rv, false, false
+	p.listAt, p.listRV, p.tainted = env.Now, rv, false
 	lost, _ := env.Space.HistoryLost()
 	// while writes land below the reads, a list may come from a watch cache
 	// of the lost history: it proves nothing, and the store may still hold
 	// objects of that history, until a write lands above the reads (then
 	// the caches share etcd's history again, and so did the list)
-	p.lossList, p.lossEpoch, p.lossTainted = lost, env.Space.Epoch(), false
+	p.list, p.lossEpoch = listedInLoss, env.Space.Epoch()
 	if !lost {
-		p.listEpoch = env.Space.Epoch()
+		p.list, p.listEpoch = listed, env.Space.Epoch()
 	}
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
@@ -529,14 +560,14 @@ func (p *Proof) unlisted(env Env) bool {
 // unlistedSinceRestore is unlisted but for the taint of an RV of another
 // history.
 func (p *Proof) unlistedSinceRestore(env Env) bool {
-	if p.mustList {
+	if p.list == mustList {
 		return true
 	}
 	sp := env.Space
-	if !p.listed || p.listEpoch == sp.Epoch() {
+	if p.list == unlisted || p.listEpoch == sp.Epoch() {
 		return false
 	}
-	if lost, _ := sp.HistoryLost(); p.lossList && p.lossEpoch == sp.Epoch() && !lost && !p.lossTainted && !p.lossListContradicted(env) {
+	if lost, _ := sp.HistoryLost(); p.list == listedInLoss && p.lossEpoch == sp.Epoch() && !lost && !p.lossListContradicted(env) {
 		return false
 	}
 	// a list between the restore and its detection may be of the new
@@ -549,9 +580,10 @@ func (p *Proof) unlistedSinceRestore(env Env) bool {
 
 // lossListContradicted reports whether the latest list, taken during a
 // loss, is contradicted by a write requested after it that landed below
-// its RV (the writes still in the space's ring; sync keeps the verdict).
+// its RV (the writes still in the space's ring; sync keeps the verdict as
+// mustList).
 func (p *Proof) lossListContradicted(env Env) bool {
-	return p.lossList && p.lossEpoch == env.Space.Epoch() && env.Space.WritesBelow(p.listRV, p.listAt) > 0
+	return p.list == listedInLoss && p.lossEpoch == env.Space.Epoch() && env.Space.WritesBelow(p.listRV, p.listAt) > 0
 }
 
 // ahead reports whether the informer's RV is of another history than its
@@ -734,5 +766,9 @@ func CommittedBy(sp *Space, rv uint64, known, now time.Time) (time.Time, bool) {
 // restore still holds objects of the lost history: it proves nothing until
 // it lists again, in the new space too.
 func (p *Proof) Reset(env Env) {
-	*p = Proof{opaque: p.opaque, peaks: p.peaks, mustList: p.mustList || p.unlistedSinceRestore(env)}
+	list := unlisted
+	if p.unlistedSinceRestore(env) {
+		list = mustList
+	}
+	*p = Proof{opaque: p.opaque, peaks: p.peaks, list: list}
 }

@@ -371,6 +371,92 @@ func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
 	}
 }
 
+// A store's standing by its latest list moves through the states the
+// standing type names, on the transitions its doc draws: a list with no
+// loss under way is listed; one during a loss is listedInLoss, and
+// lossContradicted once a write after it lands below its RV; a restore
+// the store did not list since, proven by writes below its list, makes it
+// mustList, which a move to another space carries and a list ends.
+func TestAStoresStandingMovesThroughItsStates(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	want := func(s standing, when string) {
+		t.Helper()
+		if p.list != s {
+			t.Errorf("%s: standing %v, want %v", when, p.list, s)
+		}
+	}
+	want(listed, "listed with no loss under way")
+	for i := 1; i <= 20; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		w.Received(sec(float64(5*i)), false)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	if !sp.Write(905, sec(101), false) { // etcd restored to 900
+		t.Fatal("a write below the reads did not prove the loss")
+	}
+	w.WatchEnded(sec(102))
+	w.ListStarted(sec(110), true)
+	applyListEnd(p, w, 1200, env(sec(111))) // from a cache of the lost history
+	want(listedInLoss, "listed during a loss")
+	sp.Sample(0, 1200, true, sec(115), sec(115), true) // a cache of the lost history
+	sp.Write(915, sec(116), false)
+	p.ApplyBookmark(1200, sec(117), env(sec(117)))
+	// its list being of the epoch before the restore: the writes prove it
+	// holds the lost history
+	want(mustList, "a write after that list landed below its RV")
+	sp.Sample(0, 1205, true, sec(119), sec(119), true)
+	sp.Write(1210, sec(120), false) // etcd passed the lost revisions
+	w.ListStarted(sec(121), true)
+	applyListEnd(p, w, 1215, env(sec(122)))
+	want(listed, "listed again once the loss ended")
+	for i := 1; i <= 5; i++ {
+		sp.Sample(0, uint64(1215+5*i), true, sec(float64(122+5*i)), sec(float64(122+5*i)), true)
+	}
+	if !sp.Write(1100, sec(150), true) { // restored again, below the writer's own last write
+		t.Fatal("a write below the writer's previous one did not prove a second loss")
+	}
+	sp.Write(1105, sec(155), false)
+	p.ApplyBookmark(1240, sec(156), env(sec(156)))
+	want(mustList, "writes proved a restore below what the store listed")
+	p.Reset(env(sec(160)))
+	want(mustList, "moved to another space, unlisted since the restore")
+	w.ListStarted(sec(170), true)
+	applyListEnd(p, w, 1120, env(sec(171)))
+	if lost, _ := sp.HistoryLost(); !lost {
+		want(listed, "listed after the move")
+	}
+
+	// the reads went back first (a new epoch), the store listed in it,
+	// then a write proved the same loss: a list during it is of this
+	// epoch, and writes below it make its RV ahead (contradicted)
+	sp, w, p, env = listedAt1000()
+	for i := 1; i <= 20; i++ {
+		rv := uint64(1000 + 10*i)
+		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
+		p.ApplyEvent(rv, env(sec(float64(5*i))))
+	}
+	if v := sp.Sample(0, 1100, true, sec(101), sec(101), true); !v.Regressed {
+		t.Fatal("the reference reading below its own earlier read was no regression")
+	}
+	w.ListStarted(sec(102), true)
+	applyListEnd(p, w, 1100, env(sec(103)))
+	want(listed, "listed after the reads went back")
+	if sp.Write(905, sec(105), false) {
+		t.Fatal("a write below the reads that went back counted a second loss")
+	}
+	w.ListStarted(sec(109), true)
+	applyListEnd(p, w, 1100, env(sec(110)))
+	want(listedInLoss, "listed while the write's loss runs")
+	sp.Write(915, sec(112), false)
+	sp.Write(925, sec(114), false)
+	p.ApplyBookmark(1100, sec(115), env(sec(115)))
+	want(listedInLoss, "writes after that list landed below its RV, in the list's epoch")
+	if v := p.Snapshot(env(sec(116))); !v.Ahead {
+		t.Error("a store whose list later writes contradicted is not ahead of the head")
+	}
+}
+
 // A watch that ended with 410 leaves the store behind until a relist
 // completes, not until one starts: a relist that hangs (the informers'
 // connection frozen after an API server restart) read lag 0 for as long
