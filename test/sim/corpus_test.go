@@ -628,7 +628,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "the stretched-sawtooth class (seed 311728 of the same run): secrets idle with an operator informer scoped to an empty namespace, clients on HTTP/1.1, etcd's 10-minute progress notify, the exporter's informers frozen 2 min: an 85-s sawtooth after the thaw learned as the proof period (healthy: at most 80 s); the same class as 321131",
+		caught: "the stretched-sawtooth class (seed 311728 of the same run): secrets idle with an operator informer scoped to an empty namespace, clients on HTTP/1.1, etcd's 10-minute progress notify, the exporter's informers frozen 2 min: an 85-s sawtooth after the thaw learned as the proof period (healthy: at most 80 s); the same class as 321131. Triaged 6 December (evening), not fixed: the sawtooth is ctrl-quiet's, whose own connection was never frozen (its watch opened at 725 s, no stall, no broken session, no held bookmark): the secrets watch cache moves only by the freshness reads of the exporter's informer (etcd's progress every 10 min), which failed through the freeze, so ctrl-quiet's bookmarks kept an RV the head left behind from 943 s to 1,028 s. A fix: a sawtooth across an incident of a sibling informer of the resource (its watch stalled, broken, or its reads failing) teaches the proof period nothing, published by each informer lock-free (its wire's lock comes before the space's, so a sibling's cannot be taken in prove)",
 		lie:    "secrets", lieRule: "proof period above the healthy sawtooth",
 		h: History{Seed: 311728, Duration: 22 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, HTTP1: true,
