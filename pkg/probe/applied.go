@@ -102,7 +102,7 @@ func (in *informer) owe(siblings []*informer, ds []proof.Applied, now time.Time)
 // env returns what the proofs read of the informer's surroundings; the
 // caller holds proofMu, wireMu and the space's lock.
 func (in *informer) env(sp *space, now time.Time) proof.Env {
-	return proof.Env{Now: now, Space: sp.core, Watch: &in.wire, ProbeInterval: in.res.interval, OwnReads: in.readsOwn() && in.hook().freshen != nil, Unsettled: sp.unsettledLocked(in.res.name)}
+	return proof.Env{Now: now, Space: sp.core, Watch: &in.wire, ProbeInterval: in.res.interval, OwnReads: in.readsOwn() && in.hook().freshen != nil, Unsettled: sp.unsettledLocked(in.res.name), Incident: in.res.lastIncident()}
 }
 
 // apply records that the store holds ds since now, oldest first.

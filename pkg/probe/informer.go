@@ -160,7 +160,9 @@ func (in *informer) listFailed(err error) {
 func (in *informer) listEnded(rvs string, now time.Time) (queued bool) {
 	in.wireMu.Lock()
 	began, consistent := in.wire.ListEnded(now)
+	incident := in.wire.IncidentAt()
 	in.wireMu.Unlock()
+	in.res.noteIncident(incident)
 	rv, ok := proof.ParseRV(rvs)
 	if !ok {
 		in.markOpaque()
@@ -181,15 +183,19 @@ func (in *informer) watchStarted(now, deadline time.Time, rv string) {
 func (in *informer) watchOpened(now, deadline time.Time, rv string) {
 	start, _ := proof.ParseRV(rv)
 	in.wireMu.Lock()
-	defer in.wireMu.Unlock()
 	in.wire.WatchOpened(now, deadline, start)
+	incident := in.wire.IncidentAt()
+	in.wireMu.Unlock()
+	in.res.noteIncident(incident)
 }
 
 // watchEnded records that a watch's stream ended.
 func (in *informer) watchEnded(now time.Time) {
 	in.wireMu.Lock()
-	defer in.wireMu.Unlock()
 	in.wire.WatchEnded(now)
+	incident := in.wire.IncidentAt()
+	in.wireMu.Unlock()
+	in.res.noteIncident(incident)
 }
 
 // watchFailed records a watch call that failed or an error event in a watch.
@@ -212,7 +218,9 @@ func (in *informer) received(obj metav1.Object, now time.Time, typ watch.EventTy
 	if ok && !event {
 		in.wire.BookmarkRV(rv, now)
 	}
+	incident := in.wire.IncidentAt()
 	in.wireMu.Unlock()
+	in.res.noteIncident(incident)
 	if !ok {
 		in.markOpaque()
 		return false
@@ -341,6 +349,9 @@ func (in *informer) freshened(head uint64, sent, recv time.Time, answered, integ
 		}
 	}
 	in.wireMu.Unlock()
+	if !answered {
+		in.res.noteIncident(sent)
+	}
 	in.proofMu.Lock()
 	defer in.proofMu.Unlock()
 	if !own {

@@ -39,6 +39,9 @@ type resource struct {
 	converge atomic.Pointer[convergence]
 	// owing: what its informers owe one another (several informers only)
 	owing owing
+	// incident: when an informer of it last had an incident on its path
+	// (Unix nanoseconds; 0: none; see noteIncident)
+	incident atomic.Int64
 
 	mu        sync.Mutex
 	informers []*informer
@@ -90,6 +93,31 @@ func (r *resource) siblings() []*informer {
 		return nil
 	}
 	return slices.Clone(r.informers)
+}
+
+// noteIncident records that an informer of r had an incident on its path
+// at t: its watch was silent past its cadence or broken, or a freshness
+// read of it, sent then, did not answer. Its siblings may share the watch
+// cache its reads move (proof.Env.Incident).
+func (r *resource) noteIncident(t time.Time) {
+	if t.IsZero() || t.UnixNano() <= r.incident.Load() {
+		return // (per event: one atomic load)
+	}
+	for {
+		old := r.incident.Load()
+		if t.UnixNano() <= old || r.incident.CompareAndSwap(old, t.UnixNano()) {
+			return
+		}
+	}
+}
+
+// lastIncident returns when an informer of r last had an incident on its
+// path (zero: none).
+func (r *resource) lastIncident() time.Time {
+	if n := r.incident.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 func (r *resource) informerList() []*informer {

@@ -145,6 +145,15 @@ type Env struct {
 	// they reach the API server whose watch cache feeds it; false when
 	// they are off or ride another connection.
 	OwnReads bool
+	// Incident is when an informer of the resource last had an incident
+	// on its path (its watch silent past its cadence or broken, or a
+	// freshness read unanswered, sent then; zero: none): the watch cache
+	// its reads move may be this informer's too, and a sawtooth across it,
+	// stretched for want of them, is an incident's, not the healthy
+	// height (corpus seed 311728: an operator's informer whose own path
+	// was healthy learned the sawtooth the exporter's frozen reads
+	// stretched).
+	Incident time.Time
 	// Overdue, when not 0, is the RV of a write to the informer's resource
 	// that it should have delivered by now and has not (the canary's, or
 	// a change a sibling informer delivered of an object it holds): its
@@ -536,7 +545,7 @@ func (p *Proof) prove(at, sawtooth time.Time, env Env) {
 		return
 	}
 	p.settleLag(env)
-	if !sawtooth.IsZero() && p.anyProof && !p.held && !p.heldFresh && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) && !p.readFailed.After(p.fresh) {
+	if !sawtooth.IsZero() && p.anyProof && !p.held && !p.heldFresh && !env.Watch.StalledSince(p.fresh, env.Now) && !env.Space.GapSince(p.fresh, env.Now) && !env.Watch.BrokenSince(p.fresh) && !p.readFailed.After(p.fresh) && !env.Incident.After(p.fresh) {
 		// a sawtooth opened by a list rises from the list's end, when
 		// the new watch's cadence began: the staleness the list brought
 		// with it (a watch cache's old RV, the list's own latency, the

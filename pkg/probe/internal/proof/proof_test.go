@@ -1015,6 +1015,43 @@ func TestASawtoothOfBookmarksHeldOnTheWayTeachesNothing(t *testing.T) {
 	}
 }
 
+// A sawtooth across an incident on the path of another informer of the
+// resource teaches the proof period nothing: the watch cache the other's
+// reads move may be this informer's too, and stretched for want of them
+// it is an incident's. Corpus seed 311728: the exporter's informers
+// frozen 2 min on HTTP/1.1, an operator's informer of an empty namespace,
+// its own path healthy, saw its bookmarks keep an RV the head left behind
+// (its cache moved only by the exporter's freshness reads) and learned an
+// 85-s sawtooth as its proof period (healthy: at most 80 s).
+func TestASawtoothAcrossASiblingsIncidentTeachesNothing(t *testing.T) {
+	sp, w, p, base := listedWithoutReads()
+	var incident time.Time
+	env := func(at time.Time) Env {
+		e := base(at)
+		e.Incident = incident
+		return e
+	}
+	head := func(s int) uint64 { return uint64(1000 + 10*s) }
+	for s := 5; s <= 1800; s += 5 {
+		at := sec(float64(s))
+		sp.Sample(0, head(s), true, at, at, true)
+		if s == 960 {
+			incident = at // a sibling's stall ended: its reads move the cache again
+		}
+		if s%60 == 0 || s == 990 {
+			rv := head(s - 5)
+			if s > 900 && s < 990 {
+				rv = head(895) // on time, but no read moved the cache
+			}
+			w.Received(at, true)
+			p.ApplyBookmark(rv, at, env(at))
+		}
+	}
+	if v := p.Snapshot(env(sec(1800))); !v.ProofPeriodKnown || v.ProofPeriod > 70*time.Second {
+		t.Errorf("proof period %v (known %v), want the healthy sawtooth's ~65 s, not the ~95 s stretched across a sibling's incident", v.ProofPeriod, v.ProofPeriodKnown)
+	}
+}
+
 // A lag a prompt proof settled stays settled: a later bookmark that proves
 // only an old instant (a quiet resource's watch cache moves with etcd's
 // progress, not with the writes elsewhere) says nothing of a delivery

@@ -480,6 +480,10 @@ func (w *Watch) StalledSince(t, now time.Time) bool {
 	return w.stallEnded.After(t) || w.Silent(now)
 }
 
+// IncidentAt returns when the watch's path last had an incident: a
+// silence past the cadence ended, or a session broke (zero: none).
+func (w *Watch) IncidentAt() time.Time { return maxTime(w.stallEnded, w.broken) }
+
 // BrokenSince reports whether a watch session ended before its timeout
 // after t: the watch reopened, and a reopened watch gets its cadence anew,
 // so a silence across the reopen never counts as a stall. Sessions the
