@@ -439,8 +439,19 @@ func (c *Canary) beat(ctx context.Context) {
 	}
 	below := c.state.wroteFrom(rv, now, held)
 	sp := c.res.space.Load()
+	src, sourced := sp.sourceOf(c.res.name)
 	sp.mu.Lock()
-	lost := sp.core.Write(rv, now, below)
+	// a write is the space's head only where its resource's etcd is the
+	// space's: the reference's, or one the reference confirmed. Another
+	// canary's resource may be of another etcd, its `space:` omitted,
+	// until the samples settle it (events on an etcd of their own, lower
+	// than the main one: every write of theirs landed below the head, a
+	// restore that never was)
+	settled := !sourced
+	if sourced {
+		settled, _ = sp.core.Settled(src.id)
+	}
+	lost := settled && sp.core.Write(rv, now, below)
 	sp.mu.Unlock()
 	if trace := c.log.V(2); trace.Enabled() { // formats only when traced
 		trace.Info("canary write", "rv", rv, "sent", stamp(now), "recv", stamp(c.res.clock.Now()), "below", below, "lost", lost)

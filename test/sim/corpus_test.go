@@ -628,8 +628,7 @@ var corpus = []struct {
 		},
 	},
 	{
-		caught: "the stretched-sawtooth class (seed 311728 of the same run): secrets idle with an operator informer scoped to an empty namespace, clients on HTTP/1.1, etcd's 10-minute progress notify, the exporter's informers frozen 2 min: an 85-s sawtooth after the thaw learned as the proof period (healthy: at most 80 s); the same class as 321131. Triaged 6 December (evening), not fixed: the sawtooth is ctrl-quiet's, whose own connection was never frozen (its watch opened at 725 s, no stall, no broken session, no held bookmark): the secrets watch cache moves only by the freshness reads of the exporter's informer (etcd's progress every 10 min), which failed through the freeze, so ctrl-quiet's bookmarks kept an RV the head left behind from 943 s to 1,028 s. A fix: a sawtooth across an incident of a sibling informer of the resource (its watch stalled, broken, or its reads failing) teaches the proof period nothing, published by each informer lock-free (its wire's lock comes before the space's, so a sibling's cannot be taken in prove)",
-		lie:    "secrets", lieRule: "proof period above the healthy sawtooth",
+		caught: "the stretched-sawtooth class (seed 311728 of the same run): secrets idle with an operator informer scoped to an empty namespace, clients on HTTP/1.1, etcd's 10-minute progress notify, the exporter's informers frozen 2 min: an 85-s sawtooth after the thaw learned as the proof period (healthy: at most 80 s); the same class as 321131. Triaged 6 December (evening), not fixed: the sawtooth is ctrl-quiet's, whose own connection was never frozen (its watch opened at 725 s, no stall, no broken session, no held bookmark): the secrets watch cache moves only by the freshness reads of the exporter's informer (etcd's progress every 10 min), which failed through the freeze, so ctrl-quiet's bookmarks kept an RV the head left behind from 943 s to 1,028 s. Fixed the same evening: a sawtooth across an incident on the path of any informer of the resource (its watch silent past its cadence or broken, or a freshness read unanswered) teaches the proof period nothing, each informer publishing its incidents to the resource lock-free (Env.Incident; TestASawtoothAcrossASiblingsIncidentTeachesNothing)",
 		h: History{Seed: 311728, Duration: 22 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, HTTP1: true,
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resSecrets.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}}}}},
@@ -877,6 +876,20 @@ var corpus = []struct {
 		h: History{Seed: 377479, Duration: 1 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}}, MoreCanaries: []string{"events"},
 				Resources: []Watched{{ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}, {Host: "ctrl-late", Embedded: true, StartAfter: 229 * time.Second}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=rvsync-canary"}}}}},
+		},
+	},
+	{
+		caught: "-sim.widen=canaries with every other dimension, seeds 380001-380300 on 6 December (evening; seed 380282, shrunk; 380032 and 380293 alike): canaries of configmaps and of events, on an etcd of its own whose revisions are far below the main one's, its `space:` omitted: the first canary's resource kept the anchor, and every write of the events' canary landed below its head: a regression counted at start with no restore. Fixed: a canary's write is its space's head only once its resource's etcd is settled as the space's (the reference's, or confirmed by it; Canary.beat)",
+		h: History{Seed: 380282, Duration: 1 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, MoreCanaries: []string{"events"},
+				Resources: []Watched{{ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}}}}},
+		},
+	},
+	{
+		caught: "the same run (seed 380293, shrunk): configmaps listed first, clients on HTTP/1.1, etcd's 5-s progress notify; the same fix",
+		h: History{Seed: 380293, Duration: 1 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 5000000000}}, ListLatency: 2 * time.Second, HTTP1: true, MoreCanaries: []string{"events"},
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}}}, {ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}}},
 		},
 	},
 }

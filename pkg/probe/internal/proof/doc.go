@@ -26,13 +26,17 @@
 //   - the reference of an RV space reads the etcd the canary writes to:
 //     detected (Space.Anchor, the first canary's resource where several
 //     write, and a space's sources unsettled until the reference confirms
-//     or contradicts them);
+//     or contradicts them, a canary's writes judged only once its
+//     resource is settled);
 //   - every informer of a resource holds all its objects, and a fact
 //     about one informer is one about the resource: detected, as Overdue
 //     (package probe holds an informer to the canary's writes only once
 //     its scope is seen to hold the canary object, and to a change a
-//     sibling informer delivered only of an object it holds); scoped,
-//     selected, typed and restarted informers are drawn by the simulation;
+//     sibling informer delivered only of an object it holds), and as
+//     Env.Incident (a sawtooth across an incident on a sibling's path,
+//     which may have stopped the reads that move a shared watch cache,
+//     teaches the proof period nothing); scoped, selected, typed and
+//     restarted informers are drawn by the simulation;
 //   - the monitor's Start drains the stores: detected (a scrape drains
 //     them too); where nothing ever reads the head, the writes alone end
 //     a loss they proved (Space.Write).
