@@ -324,16 +324,11 @@ func TestASampleBelowTheRVProvesNothing(t *testing.T) {
 	}
 }
 
-// A list during a loss may come from a watch cache of the lost history (an
-// API server not restarted after the restore): writes requested after it
-// then land below its RV. Such a store holds objects of the lost history
-// until it lists again, even once the cache follows etcd past the lost
-// revisions and its deliveries carry etcd's RVs (simulation seed 111690:
-// staleness 2s, lag 0, 22 changes missing for 339s). A list from a
-// restarted server is not contradicted, and counts once the loss ends
-// (TestAListDuringALossCountsOnceTheLossEnds).
-func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
-	sp, w, p, env := listedAt1000()
+// relistedFromALostHistory follows listedAt1000 with events up to RV 1200
+// by 100s, a write at 101s that lands at 905 (etcd restored to 900), and
+// a relist at 111s from a watch cache of the lost history, at 1200.
+func relistedFromALostHistory(t *testing.T, sp *Space, w *Watch, p *Proof, env func(time.Time) Env) {
+	t.Helper()
 	for i := 1; i <= 20; i++ {
 		rv := uint64(1000 + 10*i)
 		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
@@ -344,9 +339,21 @@ func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
 		t.Fatal("a write below the reads did not prove the loss")
 	}
 	w.WatchEnded(sec(102))
-	// the informer relists from the cache of the lost history
 	w.ListStarted(sec(110), true)
 	applyListEnd(p, w, 1200, env(sec(111)))
+}
+
+// A list during a loss may come from a watch cache of the lost history (an
+// API server not restarted after the restore): writes requested after it
+// then land below its RV. Such a store holds objects of the lost history
+// until it lists again, even once the cache follows etcd past the lost
+// revisions and its deliveries carry etcd's RVs (simulation seed 111690:
+// staleness 2s, lag 0, 22 changes missing for 339s). A list from a
+// restarted server is not contradicted, and counts once the loss ends
+// (TestAListDuringALossCountsOnceTheLossEnds).
+func TestAListOfTheLostHistoryCountsNever(t *testing.T) {
+	sp, w, p, env := listedAt1000()
+	relistedFromALostHistory(t, sp, w, p, env)
 	w.WatchOpened(sec(111), time.Time{}, 0)
 	for i := 1; i <= 20; i++ { // the canary's writes land below it
 		at := sec(float64(110 + 5*i))
@@ -386,18 +393,7 @@ func TestAStoresStandingMovesThroughItsStates(t *testing.T) {
 		}
 	}
 	want(listed, "listed with no loss under way")
-	for i := 1; i <= 20; i++ {
-		rv := uint64(1000 + 10*i)
-		sp.Sample(0, rv, true, sec(float64(5*i)), sec(float64(5*i)), true)
-		w.Received(sec(float64(5*i)), false)
-		p.ApplyEvent(rv, env(sec(float64(5*i))))
-	}
-	if !sp.Write(905, sec(101), false) { // etcd restored to 900
-		t.Fatal("a write below the reads did not prove the loss")
-	}
-	w.WatchEnded(sec(102))
-	w.ListStarted(sec(110), true)
-	applyListEnd(p, w, 1200, env(sec(111))) // from a cache of the lost history
+	relistedFromALostHistory(t, sp, w, p, env)
 	want(listedInLoss, "listed during a loss")
 	sp.Sample(0, 1200, true, sec(115), sec(115), true) // a cache of the lost history
 	sp.Write(915, sec(116), false)
