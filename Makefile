@@ -260,7 +260,7 @@ test-sim: ## The simulation at length, on both cores: SIM_HISTORIES random histo
 SOAK_TESTS ?= ^(TestHA|TestHABusyCluster|TestFleet)$$
 
 .PHONY: test-soak
-test-soak: deps cluster-deps testbin thanos apiservers ## The soaks, not in CI (~2.5 h on 2 cores): the HA control plane and the fleet on the newest kube-apiserver, then the version matrix (test-compat) at soak length; logs in bin/soak/.
+test-soak: deps cluster-deps testbin thanos apiservers ## The soaks, not in CI (~1.5 h on 2 cores): the HA control plane and the fleet on the newest kube-apiserver, then the version matrix (test-compat) at soak length; logs in bin/soak/.
 	@mkdir -p $(BIN)/soak
 	set -o pipefail; RVSYNC_SOAK=1 go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(SOAK_TESTS)' -v ./test/e2e 2>&1 \
 		| tee $(BIN)/soak/e2e.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)'
