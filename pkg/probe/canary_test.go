@@ -2,6 +2,9 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -373,5 +376,76 @@ func TestTheFirstCanarysResourceKeepsTheAnchor(t *testing.T) {
 	sp.mu.Unlock()
 	if ref != src.id {
 		t.Errorf("the space's reference is source %d; want configmaps' (%d), the first canary's", ref, src.id)
+	}
+}
+
+// A canary's write is its space's head only once its resource's etcd is
+// the space's: a second canary's resource may be on an etcd of its own,
+// its `space:` omitted, whose revisions are far below the main one's
+// (events on a dedicated etcd), and until the head probe's samples settle
+// it, a write of it that lands below the head is no sign of a restore
+// (simulation seeds 380282 and 380293: regressions counted at start).
+// The first canary's resource anchors the space, so a write of it below
+// the head is one.
+func TestACanaryWriteOfAnUnsettledEtcdIsNoHead(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		canary    string // the resource whose canary writes below the head
+		kind      string
+		regressed bool
+	}{
+		{name: "the anchor's canary", canary: "configmaps", kind: "ConfigMap", regressed: true},
+		{name: "an unsettled resource's canary", canary: "events", kind: "Event", regressed: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// the API server answers every canary patch with RV 50
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+				if req.Method != http.MethodPatch {
+					http.Error(rw, "only patches here", http.StatusMethodNotAllowed)
+					return
+				}
+				rw.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(rw, `{"apiVersion":"v1","kind":%q,"metadata":{"namespace":"monitoring","name":"rvsync-canary","resourceVersion":"50"}}`, tc.kind)
+			}))
+			defer srv.Close()
+			cfg := &rest.Config{Host: srv.URL}
+			m := New(Options{HeadProbe: &rest.Config{Host: "https://127.0.0.1:1"}})
+			var canaries []*Canary
+			for _, r := range []struct{ plural, kind string }{{"configmaps", "ConfigMap"}, {"events", "Event"}} {
+				gvr := schema.GroupVersionResource{Version: "v1", Resource: r.plural}
+				if _, err := m.NewInformer(cfg, Resource{GVR: gvr}); err != nil {
+					t.Fatal(err)
+				}
+				c, err := m.NewCanary(cfg, CanaryOptions{GVR: gvr, Kind: r.kind, Namespace: "monitoring", Name: "rvsync-canary"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.plural == tc.canary {
+					canaries = append(canaries, c)
+				}
+			}
+			cms, err := m.tracked(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := cms.space.Load()
+			src, ok := sp.sourceOf(cms.name)
+			if !ok {
+				t.Fatal("configmaps is no head source of its space")
+			}
+			now := cms.clock.Now()
+			sp.mu.Lock()
+			sp.core.Sample(src.id, 1_000_000, true, now, now, true) // the main etcd's head
+			sp.mu.Unlock()
+
+			canaries[0].beat(context.Background())
+
+			sp.mu.Lock()
+			lost, _ := sp.core.HistoryLost()
+			sp.mu.Unlock()
+			if lost != tc.regressed {
+				t.Errorf("%s canary write at RV 50 below the head 1,000,000: history lost %v; want %v", tc.canary, lost, tc.regressed)
+			}
+		})
 	}
 }
