@@ -45,8 +45,12 @@ const (
 )
 
 // clusterReads is the cluster label of the chart's exporter in the busy
-// scenario.
-const clusterReads = "busy"
+// scenario; clusterHTTP1, of the exporter beside it on HTTP/1.1 (on
+// several API servers only).
+const (
+	clusterReads = "busy"
+	clusterHTTP1 = "busy-http1"
+)
 
 // noReadsResources are what the exporter without freshness reads watches:
 // idle resources the chart's exporter does not watch, so its freshness
@@ -96,11 +100,20 @@ func TestBusyCluster(t *testing.T) {
 }
 
 // busyStack is one busy cluster: control plane, stall proxy, two
-// exporters, Prometheus, Alertmanager and its webhook.
+// exporters (three on several API servers), Prometheus, Alertmanager and
+// its webhook.
 type busyStack struct {
 	*stack
 	proxy   *faultproxy.APIProxy
 	noReads *testenv.Exporter
+	// http1 is the chart's exporter again on HTTP/1.1 (DISABLE_HTTP2),
+	// straight through the balancer, when the control plane has several
+	// API servers (nil otherwise): each of its watches and reads takes a
+	// connection of its own, which the balancer may place on any server,
+	// so a freshness read need not reach the server of its watch. Its
+	// idle resources must read as the HTTP/2 exporter's do (RV lag 0 or
+	// unknown, no burn, no page): issue #39's first premise on real parts.
+	http1 *testenv.Exporter
 }
 
 // runBusy runs the busy scenario on a control plane started with opts.
@@ -110,6 +123,12 @@ func runBusy(t *testing.T, opts testenv.Options) {
 
 	// Phase 1: a fresh start in a busy cluster, watched for the window.
 	b.waitMetrics(t, 3*time.Minute, "every informer synced", b.allSynced)
+	if b.http1 != nil {
+		testenv.WaitFor(t, 3*time.Minute, "every informer of the HTTP/1.1 exporter synced", func() (bool, error) {
+			m, err := testenv.Scrape(b.http1.MetricsURL())
+			return err == nil && b.allSynced(m), err
+		})
+	}
 	started := time.Now()
 	t.Logf("watching a healthy busy cluster for %v", window)
 	noReadsMax := 0.0
@@ -187,20 +206,30 @@ func startBusy(t *testing.T, opts testenv.Options) *busyStack {
 		Informer: s.env.Config, Args: []string{"--freshness-reads=false"},
 		Log: logFile(t, s.logDir, "exporter-no-reads.log"),
 	})
+	target := func(addr, cluster string) map[string]any {
+		return map[string]any{"targets": []string{addr}, "labels": map[string]string{"cluster": cluster}}
+	}
+	targets := []any{target(s.exporter.Addr, clusterReads)}
+	var http1 *testenv.Exporter
+	if opts.APIServers > 1 {
+		http1 = testenv.StartExporterT(t, testenv.ExporterOptions{
+			Config: file, Informer: direct, Probe: direct,
+			Env: []string{"POD_NAME=" + podName + "-http1", "POD_NAMESPACE=" + namespace, "DISABLE_HTTP2=1"},
+			Log: logFile(t, s.logDir, "exporter-http1.log"),
+		})
+		targets = append(targets, target(http1.Addr, clusterHTTP1))
+	}
 	s.hook = startWebhook(t)
 	am := startAlertmanager(t, s.logDir, s.hook.srv.URL)
 	rules, err := alerts.Render(s.spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := func(addr, cluster string) map[string]any {
-		return map[string]any{"targets": []string{addr}, "labels": map[string]string{"cluster": cluster}}
-	}
 	s.prom = startPrometheusWith(t, s.logDir, prometheusOptions{
 		rules: rules, alertmanager: am, interval: busyScrape,
 		scrapeConfigs: []any{map[string]any{
 			"job_name":       scrapeJob,
-			"static_configs": []any{target(s.exporter.Addr, clusterReads)},
+			"static_configs": targets,
 		}},
 	})
 	t.Cleanup(func() {
@@ -208,7 +237,7 @@ func startBusy(t *testing.T, opts testenv.Options) *busyStack {
 			s.dump(t)
 		}
 	})
-	return &busyStack{stack: s, proxy: proxy, noReads: noReads}
+	return &busyStack{stack: s, proxy: proxy, noReads: noReads, http1: http1}
 }
 
 // saToken returns a token of the chart's ServiceAccount: the exporter's
@@ -280,14 +309,14 @@ func (b *busyStack) maxIdleLag(t *testing.T) (float64, string) {
 	if len(v) == 0 || v[0].Value == 0 {
 		return 0, ""
 	}
-	res := string(v[0].Metric["resource"])
-	said := []string{"resource " + res}
+	res, cluster := string(v[0].Metric["resource"]), string(v[0].Metric["cluster"])
+	said := []string{"cluster " + cluster, "resource " + res}
 	for _, name := range []string{catalog.HeadResourceVersion.Name, catalog.InformerResourceVersion.Name, catalog.FreshnessProofPeriod.Name, catalog.CacheStaleness.Name} {
-		if w, err := b.prom.query(fmt.Sprintf(`%s{resource=%q}`, name, res)); err == nil && len(w) > 0 {
+		if w, err := b.prom.query(fmt.Sprintf(`%s{cluster=%q,resource=%q}`, name, cluster, res)); err == nil && len(w) > 0 {
 			said = append(said, fmt.Sprintf("%s %v", name, w[0].Value))
 		}
 	}
-	if w, err := b.prom.query(fmt.Sprintf(`%s{resource=%q} == 1`, catalog.ResourceState.Name, res)); err == nil && len(w) > 0 {
+	if w, err := b.prom.query(fmt.Sprintf(`%s{cluster=%q,resource=%q} == 1`, catalog.ResourceState.Name, cluster, res)); err == nil && len(w) > 0 {
 		said = append(said, "state "+string(w[0].Metric["state"]))
 	}
 	return float64(v[0].Value), strings.Join(said, ", ")

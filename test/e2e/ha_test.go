@@ -35,8 +35,10 @@ const haServers = 3
 // TestHABusyCluster is the busy scenario (TestBusyCluster) on an HA
 // control plane: three kube-apiservers on one etcd behind the round-robin
 // balancer, which the exporters, the workload's 200 writes/s and the stall
-// proxy all go through. No page, idle RV lag 0, and the stalled watches
-// page within the README's bound. A soak (make test-soak, 10-minute window);
+// proxy all go through; beside the chart's exporter, the same on HTTP/1.1,
+// its connections spread over the servers (busyStack.http1). No page,
+// idle RV lag 0 on both, and the stalled watches page within the README's
+// bound. A soak (make test-soak, 10-minute window);
 // the gate's proof of the busy cluster is TestBusyCluster.
 func TestHABusyCluster(t *testing.T) {
 	testenv.RequireSoak(t, "TestBusyCluster (one API server)")
