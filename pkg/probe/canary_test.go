@@ -362,15 +362,7 @@ func TestTheFirstCanarysResourceKeepsTheAnchor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := m.tracked(cms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp := res.space.Load()
-	src, ok := sp.sourceOf(res.name)
-	if !ok {
-		t.Fatal("configmaps is no head source of its space")
-	}
+	_, sp, src := sourceIn(t, m, cms)
 	sp.mu.Lock()
 	ref := sp.core.Reference()
 	sp.mu.Unlock()
@@ -424,15 +416,7 @@ func TestACanaryWriteOfAnUnsettledEtcdIsNoHead(t *testing.T) {
 					canaries = append(canaries, c)
 				}
 			}
-			cms, err := m.tracked(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sp := cms.space.Load()
-			src, ok := sp.sourceOf(cms.name)
-			if !ok {
-				t.Fatal("configmaps is no head source of its space")
-			}
+			cms, sp, src := sourceIn(t, m, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 			now := cms.clock.Now()
 			sp.mu.Lock()
 			sp.core.Sample(src.id, 1_000_000, true, now, now, true) // the main etcd's head
@@ -448,4 +432,20 @@ func TestACanaryWriteOfAnUnsettledEtcdIsNoHead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sourceIn returns the resource of gvr in m, its RV space and its head
+// source there; it fails the test if it is none.
+func sourceIn(t *testing.T, m *Monitor, gvr schema.GroupVersionResource) (*resource, *space, headSource) {
+	t.Helper()
+	res, err := m.tracked(gvr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := res.space.Load()
+	src, ok := sp.sourceOf(res.name)
+	if !ok {
+		t.Fatalf("%s is no head source of its space", res.name)
+	}
+	return res, sp, src
 }
