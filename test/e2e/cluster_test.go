@@ -92,7 +92,7 @@ func TestCluster(t *testing.T) {
 
 func startClusterSuite(t *testing.T) *clusterSuite {
 	t.Helper()
-	ctx := context.Background()
+	ctx := testenv.UntilDeadline(t) // the machine-wide cluster lock: another gate may hold it long
 	s := &clusterSuite{logDir: t.TempDir()}
 	image := releaseArtifacts(t, s)
 	var err error

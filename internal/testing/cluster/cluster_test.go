@@ -3,7 +3,6 @@
 package cluster_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // capabilities, read-only root) on the pod network, and stops the cluster:
 // Stop fails if anything of the cluster stays on the host.
 func TestClusterPodRuns(t *testing.T) {
-	ctx := context.Background()
+	ctx := testenv.UntilDeadline(t) // the machine-wide cluster lock: another gate may hold it long
 	c, err := cluster.Start(ctx, cluster.Options{Logf: t.Logf, LogDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

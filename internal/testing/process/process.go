@@ -2,6 +2,7 @@ package process
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -349,7 +350,8 @@ func Poll(ctx context.Context, what string, check func(context.Context) error) e
 type HostLock struct{ f *os.File }
 
 // LockHost waits until it holds the lock of file, or ctx ends; logf hears
-// once that another process holds it, saying what for.
+// once that another process holds it, saying what for and which process
+// (the holder writes its pid and command line into the file).
 func LockHost(ctx context.Context, file, what string, logf func(string, ...any)) (*HostLock, error) {
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -359,6 +361,10 @@ func LockHost(ctx context.Context, file, what string, logf func(string, ...any))
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
+			// who holds it, for the next waiter's log line
+			if f.Truncate(0) == nil {
+				_, _ = f.WriteAt([]byte(holder()), 0)
+			}
 			return &HostLock{f: f}, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
@@ -366,7 +372,8 @@ func LockHost(ctx context.Context, file, what string, logf func(string, ...any))
 			return nil, fmt.Errorf("lock %s: %w", file, err)
 		}
 		if !logged && logf != nil {
-			logf("%s (%s is locked); waiting", what, file)
+			held, _ := os.ReadFile(file)
+			logf("%s (%s is locked by %s); waiting", what, file, cmp.Or(strings.TrimSpace(string(held)), "a process that did not say"))
 			logged = true
 		}
 		select {
@@ -376,6 +383,11 @@ func LockHost(ctx context.Context, file, what string, logf func(string, ...any))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// holder names this process for a lock file: pid, since when, command line.
+func holder() string {
+	return fmt.Sprintf("pid %d since %s: %s\n", os.Getpid(), time.Now().Format(time.TimeOnly), strings.Join(os.Args, " "))
 }
 
 // Unlock releases the lock.

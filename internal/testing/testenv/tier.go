@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -33,4 +34,20 @@ func RequireSoak(t testing.TB, gateProof string) {
 	if !Soak() {
 		t.Skipf("soak only (make test-soak, or %s=1); the gate's proof of it: %s", EnvSoak, gateProof)
 	}
+}
+
+// UntilDeadline returns a context that ends a minute before the test
+// binary's deadline (go test -timeout; the gate's TEST_TIMEOUT), or never
+// when it has none, and at the test's cleanup: for a wait whose length
+// depends on what else runs on the machine (another gate's cluster holding
+// the machine-wide lock), which a fixed bound tuned on a quiet machine
+// would cut short. The minute leaves the test time to say what it waited
+// for and to clean up, rather than ending in the binary's panic.
+func UntilDeadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	if deadline, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
+	}
+	t.Cleanup(cancel)
+	return ctx
 }
