@@ -26,7 +26,11 @@ module=$(go list -m)
 # at once; every other package (but the simulation's, which runs on its own
 # budget below) beside it.
 e2e=$module/test/e2e
-others=$(go list ./... | grep -v -x -e "$module/test/sim" -e "$e2e")
+# the longest first (go test starts packages in the order given): each
+# holds one of -p's slots for most of the stage, and the short ones
+# follow each other in the last
+longest="$module/test/sim/conformance $module/exporter $module/alerts"
+others="$longest $(go list ./... | grep -v -x -e "$module/test/sim" -e "$e2e" $(printf -- ' -e %s' $longest))"
 
 # log STAGE-FILE COMMAND...: a stage whose output goes to its log
 logged() {
@@ -52,7 +56,7 @@ release_rc=$?
 stage "real components: test/e2e" logged e2e go test -tags integration -count=1 -parallel 8 -timeout "$timeout" "$e2e" &
 e2e_pid=$!
 # shellcheck disable=SC2086
-stage "real components: the other packages" logged integration go test -tags integration -count=1 -p 3 -parallel 4 -timeout "$timeout" $others &
+stage "real components: the other packages" logged integration go test -tags integration -count=1 -p 4 -parallel 4 -timeout "$timeout" $others &
 integration=$!
 wait "$race"
 race_rc=$?
