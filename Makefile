@@ -254,15 +254,17 @@ test-sim: ## The simulation at length, on both cores: SIM_HISTORIES random histo
 # The soak: what the gate shortens, at full length (RVSYNC_SOAK=1,
 # testenv.Soak): the busy cluster's 10-minute window on both progress-notify
 # intervals, the HA control plane (three API servers: busy, one stalled
-# cache, a rolling restart), the fleet behind Thanos, and the version
-# matrix. Not in CI: run it before resolving an issue that changes a
-# signal, a rule or the chart.
-SOAK_TESTS ?= ^(TestHA|TestHABusyCluster|TestFleet)$$
+# cache, a rolling restart), the real cluster with three API servers (their
+# rolling restart behind the kubernetes Service, 50,000 objects under the
+# memory limit) and the cluster rig's own test, the fleet behind Thanos,
+# and the version matrix. Not in CI: run it before resolving an issue that
+# changes a signal, a rule or the chart.
+SOAK_TESTS ?= ^(TestHA|TestHABusyCluster|TestFleet|TestCluster|TestClusterPodRuns)$$
 
 .PHONY: test-soak
-test-soak: deps cluster-deps testbin thanos apiservers ## The soaks, not in CI (~1.5 h on 2 cores): the HA control plane and the fleet on the newest kube-apiserver, then the version matrix (test-compat) at soak length; logs in bin/soak/.
+test-soak: deps cluster-deps testbin thanos apiservers ## The soaks, not in CI (~1.5 h on 2 cores): the HA control plane, the real cluster at full load and the fleet on the newest kube-apiserver, then the version matrix (test-compat) at soak length; logs in bin/soak/.
 	@mkdir -p $(BIN)/soak
-	set -o pipefail; RVSYNC_SOAK=1 go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(SOAK_TESTS)' -v ./test/e2e 2>&1 \
+	set -o pipefail; RVSYNC_SOAK=1 go test $(INTEGRATION) -count=1 -parallel 3 -timeout $(TEST_TIMEOUT) -run '$(SOAK_TESTS)' -v ./test/e2e ./internal/testing/cluster 2>&1 \
 		| tee $(BIN)/soak/e2e.log | grep --line-buffered -E '^(=== RUN|--- |    --- |PASS|FAIL|ok|panic)'
 	RVSYNC_SOAK=1 $(MAKE) --no-print-directory test-compat
 

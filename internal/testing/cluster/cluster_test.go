@@ -15,8 +15,11 @@ import (
 
 // TestClusterPodRuns starts a cluster, runs a pod of the pause image (non-root, no
 // capabilities, read-only root) on the pod network, and stops the cluster:
-// Stop fails if anything of the cluster stays on the host.
+// Stop fails if anything of the cluster stays on the host. The soak runs
+// it: the cluster is one per machine, and the gate's TestCluster proves the
+// same (the chart's pod runs, and its Stop leaves the host as it was).
 func TestClusterPodRuns(t *testing.T) {
+	testenv.RequireSoak(t, "test/e2e's TestCluster, in the same cluster (a pod runs; Stop leaves nothing)")
 	ctx := testenv.UntilDeadline(t) // the machine-wide cluster lock: another gate may hold it long
 	c, err := cluster.Start(ctx, cluster.Options{Logf: t.Logf, LogDir: t.TempDir()})
 	if err != nil {
