@@ -74,6 +74,7 @@ type watchRun struct {
 	cancel  context.CancelFunc
 	iface   watch.Interface
 	stopped bool
+	opened  time.Time
 }
 
 // stop ends the watch from the client's side; r.mu is held.
@@ -196,7 +197,17 @@ func (r *runner) do(ctx context.Context, s Step) error {
 	case Fill:
 		return r.fillWrites(ctx, s.From, s.Count)
 	case Idle:
-		time.Sleep(s.Dur)
+		if s.Name == "" {
+			time.Sleep(s.Dur)
+			break
+		}
+		r.mu.Lock()
+		w := r.watches[s.Name]
+		r.mu.Unlock()
+		if w == nil {
+			return fmt.Errorf("idle: no watch %s", s.Name)
+		}
+		time.Sleep(time.Until(w.opened.Add(s.Dur)))
 	case Watch:
 		return r.watch(ctx, s)
 	case Stop:
@@ -349,7 +360,8 @@ func (r *runner) watch(ctx context.Context, s Step) error {
 		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w := &watchRun{cancel: cancel}
+	opened := time.Now()
+	w := &watchRun{cancel: cancel, opened: opened}
 	r.mu.Lock()
 	if old := r.watches[s.Name]; old != nil {
 		r.mu.Unlock()
@@ -358,7 +370,6 @@ func (r *runner) watch(ctx context.Context, s Step) error {
 	}
 	r.watches[s.Name] = w
 	r.mu.Unlock()
-	opened := time.Now()
 	stopped := func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()

@@ -23,7 +23,9 @@ const (
 	// passes it, then Count more (the writes after it land above the
 	// revisions a restore lost).
 	Fill Op = "fill"
-	// Idle waits Dur.
+	// Idle waits Dur; with Name, until the watch Name has been open Dur
+	// (what it shows then does not hang on how long the steps before
+	// took on a loaded machine).
 	Idle Op = "idle"
 	// Watch opens the watch Name on the script's namespace from the
 	// resourceVersion From ("" or "0" as written, else a mark), with
@@ -48,8 +50,8 @@ const (
 // Step is one step of a script.
 type Step struct {
 	Op Op
-	// Name is the object a write writes, or the watch a Watch or Stop
-	// names.
+	// Name is the object a write writes, or the watch a Watch, Stop or
+	// Idle names.
 	Name string
 	// From is a resourceVersion: "" and "0" as the API reads them, or a
 	// mark (a write's label, w3, or a list's Mark).
@@ -203,18 +205,23 @@ var Scripts = []Script{
 		{Op: Idle, Dur: time.Second},
 		{Op: Restore, Restart: true},
 		{Op: Idle, Dur: time.Second},
+		{Op: List, From: ""},
+		// the API server waits about 40s for the lost revision, then
+		// refuses
+		{Op: List, From: "lost"},
 		// an informer resumes from the lost history's revision
 		{Op: Watch, Name: "resume", From: "lost", Bookmarks: true, Timeout: 300},
-		{Op: List, From: ""},
-		{Op: List, From: "lost"},
 		{Op: Create, Name: "d"},
 		{Op: Idle, Dur: 5 * time.Second},
-		// writes past the lost revisions
+		// writes past the lost revisions, long before the resume watch's
+		// first periodic bookmark a minute after it opened (a bookmark
+		// due while the cache is still below the watch's revision is not
+		// sent: with the List inside the watch's first minute, a loaded
+		// machine's fill ended after it, and the real server skipped it)
 		{Op: Fill, From: "lost"},
 		{Op: Update, Name: "b"},
-		// until the resume watch's first periodic bookmark, a minute
-		// after it opened (the List from "lost" took about 40s of it)
-		{Op: Idle, Dur: 20 * time.Second},
+		// past that bookmark, well before the next
+		{Op: Idle, Name: "resume", Dur: 80 * time.Second},
 		{Op: Stop, Name: "resume"},
 	}},
 	{Name: "restore-running", Steps: []Step{
