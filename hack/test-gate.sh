@@ -53,10 +53,10 @@ release_rc=$?
 # while the real components wait) the simulation's budget in two processes
 # (it runs on one processor per process), its race budget, and pkg/'s
 # in-process informers on a real API server under -race.
-stage "real components: test/e2e" logged e2e go test -tags integration -count=1 -parallel 8 -timeout "$timeout" "$e2e" &
+stage "real components: test/e2e" logged e2e go test -v -tags integration -count=1 -parallel 8 -timeout "$timeout" "$e2e" &
 e2e_pid=$!
 # shellcheck disable=SC2086
-stage "real components: the other packages" logged integration go test -tags integration -count=1 -p 4 -parallel 4 -timeout "$timeout" $others &
+stage "real components: the other packages" logged integration go test -v -tags integration -count=1 -p 4 -parallel 4 -timeout "$timeout" $others &
 integration=$!
 wait "$race"
 race_rc=$?
@@ -84,8 +84,11 @@ for s in release:$release_rc race:$race_rc e2e:$e2e_rc integration:$integration_
 		echo "== $name failed ($logs/$name.log):"
 		cat "$logs/$name.log"
 	else
-		# what passed, in a line per package
-		grep -E '^(ok|---|PASS|FAIL)|histories \(' "$logs/$name.log" | cut -c1-200
+		# what passed, in a line per package, and the real components'
+		# tests of a minute or more (their logs are -v: the seconds of
+		# every test are in them)
+		grep -E '^(ok|FAIL)|histories \(' "$logs/$name.log" | cut -c1-200
+		awk '/^--- PASS: / && $4 ~ /^\(/ {s = substr($4, 2) + 0; if (s >= 60) print "    " $3 " " s "s"}' "$logs/$name.log"
 	fi
 done
 stage_table "make test (the gate)"

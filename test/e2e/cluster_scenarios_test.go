@@ -494,21 +494,17 @@ const (
 // evaluates the chart's PrometheusRule as installed; a stalled watch pages
 // RvsyncWatchStalled through a real Alertmanager, and resolves.
 //
-// The stall: every in-cluster client of the pod dials the kubernetes
-// Service, so its endpoints are pointed at an HTTPS proxy on the host
-// (faultproxy.APIProxy, with a certificate of the cluster CA for the
-// Service IP) before the release is installed. The proxy stalls watch
-// responses only, the fault of a stuck watch stream: the exporter's head
-// probe and canary writes keep flowing, as they must for the exporter to
-// see its own cache fall behind. Pausing kube-apiserver or dropping the
-// pod's packets would stall those too, a different fault.
+// The stall: the pod's in-cluster config dials the API server at
+// KUBERNETES_SERVICE_HOST and _PORT, which the release's env (the chart's
+// `env` value, above the kubelet's service variables) points at an HTTPS
+// proxy on the host (faultproxy.APIProxy, with a certificate of the
+// cluster CA for the node's address); the other releases beside it keep
+// the kubernetes Service. The proxy stalls watch responses only, the fault
+// of a stuck watch stream: the exporter's head probe and canary writes
+// keep flowing, as they must for the exporter to see its own cache fall
+// behind. Pausing kube-apiserver or dropping the pod's packets would stall
+// those too, a different fault.
 func (s *clusterSuite) paging(t *testing.T) {
-	r := helmRelease{name: "paging", namespace: "rvsync-paging", values: map[string]any{
-		"slo": map[string]any{"symptoms": map[string]any{"stalledAfterSeconds": stalledAfterSeconds, "stalledFor": "30s"}},
-	}}
-	s.dumpRelease(t, r)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	cert, err := s.c.ServingCert(cluster.KubernetesServiceIP, s.c.NodeIP)
 	if err != nil {
 		t.Fatal(err)
@@ -518,16 +514,15 @@ func (s *clusterSuite) paging(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	_, port, _ := net.SplitHostPort(proxy.Addr())
-	proxyPort, _ := strconv.Atoi(port)
-	if err := s.c.RouteAPIServer(ctx, s.c.NodeIP, proxyPort); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s.c.RouteAPIServers(context.Background(), s.c.NodeIP, s.c.APIServerPorts...); err != nil {
-			t.Errorf("route the kubernetes Service back to the API server: %v", err)
-		}
-	}()
+	host, port, _ := net.SplitHostPort(proxy.Addr())
+	r := helmRelease{name: "paging", namespace: "rvsync-paging", values: map[string]any{
+		"slo": map[string]any{"symptoms": map[string]any{"stalledAfterSeconds": stalledAfterSeconds, "stalledFor": "30s"}},
+		"env": []any{
+			map[string]any{"name": "KUBERNETES_SERVICE_HOST", "value": host},
+			map[string]any{"name": "KUBERNETES_SERVICE_PORT", "value": port},
+		},
+	}}
+	s.dumpRelease(t, r)
 	s.installRelease(t, r)
 	defer s.uninstallQuietly(t, r)
 	p := &s.waitReady(t, r, 1)[0]

@@ -85,11 +85,28 @@ func TestCluster(t *testing.T) {
 	s := startClusterSuite(t)
 	t.Run("install", s.install)
 	t.Run("ha_api_servers_rolling_restart_through_the_service", s.haRollingRestart)
-	t.Run("objects_under_the_memory_limit", s.load)
-	t.Run("upgrade_rolls_the_pod_and_changes_the_rules", s.upgrade)
-	t.Run("sharded_each_resource_watched_once", s.sharded)
-	t.Run("scraped_and_pages_on_a_stalled_watch", s.paging)
+	// side by side, as releases of one cluster are: the main release
+	// loaded then upgraded, a sharded release, and a release whose
+	// watches stall (its own route to the API server) paging through
+	// Prometheus and Alertmanager
+	t.Run("releases", func(t *testing.T) {
+		t.Run("main", func(t *testing.T) {
+			t.Parallel()
+			t.Run("objects_under_the_memory_limit", s.load)
+			t.Run("upgrade_rolls_the_pod_and_changes_the_rules", s.upgrade)
+		})
+		t.Run("sharded_each_resource_watched_once", parallel(s.sharded))
+		t.Run("scraped_and_pages_on_a_stalled_watch", parallel(s.paging))
+	})
 	t.Run("uninstall_leaves_nothing", s.uninstall)
+}
+
+// parallel runs a subtest beside its siblings.
+func parallel(f func(*testing.T)) func(*testing.T) {
+	return func(t *testing.T) {
+		t.Parallel()
+		f(t)
+	}
 }
 
 func startClusterSuite(t *testing.T) *clusterSuite {

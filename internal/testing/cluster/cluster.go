@@ -345,7 +345,7 @@ func (c *Cluster) start(ctx context.Context, bins binaries, images []string, api
 		"secure-port", strconv.Itoa(c.APIServerPort),
 		"advertise-address", c.NodeIP,
 		// the kubernetes Service's endpoints are the cluster's to set
-		// (RouteAPIServer), not the API server's
+		// (RouteAPIServers), not the API server's
 		"endpoint-reconciler-type", "none",
 		"cert-dir", filepath.Join(c.Dir, "apiserver"),
 		"tls-cert-file", servingCrt, "tls-private-key-file", servingKey,
@@ -572,14 +572,8 @@ const (
 	endpointsManagedBy = "rvsync-cluster"
 )
 
-// RouteAPIServer points the `kubernetes` Service, which in-cluster clients
-// dial (KUBERNETES_SERVICE_HOST), at host:port: the API server itself, or
-// a proxy in front of it. Connections opened before keep their target.
-func (c *Cluster) RouteAPIServer(ctx context.Context, host string, port int) error {
-	return c.RouteAPIServers(ctx, host, port)
-}
-
-// RouteAPIServers points the `kubernetes` Service at host on each of
+// RouteAPIServers points the `kubernetes` Service, which in-cluster
+// clients dial (KUBERNETES_SERVICE_HOST), at host on each of
 // ports, an EndpointSlice per port (one slice has one port number): every
 // new connection to the Service goes to one of them, as kube-proxy picks.
 func (c *Cluster) RouteAPIServers(ctx context.Context, host string, ports ...int) error {

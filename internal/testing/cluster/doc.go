@@ -15,6 +15,6 @@
 // undo a cluster whose process died.
 //
 // Component logs go to Options.LogDir. The kubernetes Service's endpoints
-// are set by the cluster, not by kube-apiserver (RouteAPIServer), so a test
+// are set by the cluster, not by kube-apiserver (RouteAPIServers), so a test
 // can put a proxy between the pods and the API server.
 package cluster
