@@ -23,7 +23,7 @@ type truth struct {
 	mu         sync.Mutex
 	lists      []timedCall
 	writes     []*truthWrite
-	deliveries []delivery // of the canary object, in watch (= RV) order
+	deliveries []delivery // of the canary objects, in watch (= RV) order
 	reached    []delivery // each time the informer first reached a higher RV (any configmap)
 	synced     bool
 	counts     informerCounts

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,8 +30,23 @@ import (
 // distributions are the finer ones.
 const truthEvery = 200 * time.Millisecond
 
-// truthCanary is the ConfigMap the ground truth writes and watches.
-const truthCanary = "truth-canary"
+// The ground truth writes a ring of truthCanaries ConfigMaps named
+// truthCanary-<i>, one after the other, and watches them. One object would
+// measure the truth's own queue: its writes go out whether or not the ones
+// before them returned, and concurrent patches of one object retry each
+// other's conflicts in the API server, one commit at a time. In a CI run
+// of an etcd leader's kill on a loaded machine, the one-object truth saw
+// writes delivered after 5.5 s on average and 24 s at most while the
+// exporter's (one write at a time) saw 5 s at most, and its degraded share
+// read 91.7 % against the exporter's 31.6 %. With a ring, an object is
+// written again only every truthCanaries*truthEvery (10 s).
+const (
+	truthCanary   = "truth-canary"
+	truthCanaries = 50
+)
+
+// truthCanaryName is the name of the ring's i-th object.
+func truthCanaryName(i int) string { return truthCanary + "-" + strconv.Itoa(i%truthCanaries) }
 
 // startTruth starts the ground truth's prober, canary writer and informer
 // against cfg (an admin configuration), writing its canary in ns, until the
@@ -52,8 +68,10 @@ func startTruth(t *testing.T, cfg *rest.Config, ns string) *truth {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Patches need the object; a failure here shows in every write's error.
-	_, _ = writer.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: truthCanary}}, metav1.CreateOptions{})
+	// Patches need the objects; a failure here shows in the writes' errors.
+	for i := range truthCanaries {
+		_, _ = writer.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: truthCanaryName(i)}}, metav1.CreateOptions{})
+	}
 	informer := g.informer(meta, ns)
 	wg.Go(func() { informer.RunWithContext(ctx) })
 	wg.Go(func() { every(ctx, &wg, g.probe(meta)) })
@@ -116,16 +134,18 @@ func (g *truth) probe(client metadata.Interface) func(context.Context) {
 	}
 }
 
-// write patches the truth canary and records the write's send time and RV.
+// write patches the ring's next truth canary and records the write's send
+// time and RV.
 func (g *truth) write(c kubernetes.Interface, ns string) func(context.Context) {
 	cms := c.CoreV1().ConfigMaps(ns)
 	return func(ctx context.Context) {
 		w := &truthWrite{sent: time.Now()}
 		g.mu.Lock()
 		g.writes = append(g.writes, w)
+		name := truthCanaryName(len(g.writes))
 		g.mu.Unlock()
 		patch := fmt.Appendf(nil, `{"data":{"sent":%q}}`, strconv.FormatInt(w.sent.UnixNano(), 10))
-		cm, err := cms.Patch(ctx, truthCanary, types.MergePatchType, patch, metav1.PatchOptions{})
+		cm, err := cms.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 		var rv uint64
 		if err == nil {
 			rv, err = strconv.ParseUint(cm.ResourceVersion, 10, 64)
@@ -138,8 +158,9 @@ func (g *truth) write(c kubernetes.Interface, ns string) func(context.Context) {
 }
 
 // informer returns an informer of configmaps' metadata in every namespace,
-// as the exporter watches them, that records every delivery of the truth
-// canary in ns and counts what its ListerWatcher sees.
+// as the exporter watches them, that records every delivery of a truth
+// canary in ns above the ones before (in RV order: a relist's objects come
+// in name order) and counts what its ListerWatcher sees.
 func (g *truth) informer(client metadata.Interface, ns string) cache.SharedIndexInformer {
 	res := client.Resource(corev1.SchemeGroupVersion.WithResource("configmaps"))
 	count := func(f func(*informerCounts)) {
@@ -185,7 +206,7 @@ func (g *truth) informer(client metadata.Interface, ns string) cache.SharedIndex
 		if n := len(g.reached); n == 0 || rv > g.reached[n-1].rv {
 			g.reached = append(g.reached, delivery{rv: rv, at: now})
 		}
-		if m.Namespace == ns && m.Name == truthCanary {
+		if n := len(g.deliveries); m.Namespace == ns && strings.HasPrefix(m.Name, truthCanary+"-") && (n == 0 || rv > g.deliveries[n-1].rv) {
 			g.deliveries = append(g.deliveries, delivery{rv: rv, at: now})
 		}
 	}
