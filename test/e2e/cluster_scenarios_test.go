@@ -163,7 +163,12 @@ const (
 
 // loadObjects is how many ConfigMaps the load creates, and churnFor how
 // long it churns them.
-func loadObjects() int { return int(testenv.Length(loadPromised/5, loadPromised)) }
+func loadObjects() int {
+	if testenv.Soak() {
+		return loadPromised
+	}
+	return loadPromised / 5
+}
 
 var churnFor = testenv.Length(30*time.Second, time.Minute)
 
