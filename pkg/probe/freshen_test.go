@@ -2,6 +2,8 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,5 +51,46 @@ func TestAnInstrumentedInformerReadsThroughItsOwnListerWatcher(t *testing.T) {
 	}
 	if in.readsOwn() {
 		t.Error("the monitor cannot see the protocol of a connection it did not build: the proofs must not count on the reads")
+	}
+}
+
+// #39, premise 2 (simulation corpus seed 351362: events on an etcd of
+// their own listed first, two API servers, etcd's 10-minute progress
+// notify): configmaps, contradicted into an RV space of its own, lost what
+// its informers had proved (the RV they held belonged to the old space),
+// and an informer with no RV known sent no freshness read. On a server
+// whose configmaps cache nobody else read, that cache then moved only at
+// etcd's progress notification 10 minutes later; no bookmark came before
+// (the API server sends none at or below a watch's RV), so the store's
+// staleness stayed unknown for 10 minutes, then its first sessions
+// without a read before their bookmark taught it a 116 s proof period
+// while it missed nothing. A read is what moves a quiet cache to its next
+// bookmark, which gives the informer an RV again: it goes out with none
+// known.
+func TestAStoreWhoseSpaceMovedStillReads(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		t.Run(fmt.Sprintf("own=%v", own), func(t *testing.T) {
+			w := newWorld(t, 1000)
+			reads := 0
+			w.mon.freshenWith(w.is, func(context.Context) (string, error) {
+				reads++
+				return strconv.FormatUint(w.rv, 10), nil
+			}, own)
+			w.probe(0)
+			w.sync(0.1)
+			w.probe(5)
+			w.mon.split(headSource{resource: w.tr.name, read: w.headFunc})
+			if rv := w.is.heldRV(); rv != 0 {
+				t.Fatalf("RV %d after the move to a space of its own; want none known (the test's premise)", rv)
+			}
+			for s := 10.0; s <= 60; s += 5 {
+				w.others(10)
+				w.probe(s)
+				w.freshen(s)
+			}
+			if reads == 0 {
+				t.Errorf("no freshness read in the minute after its space moved: its quiet cache waits for etcd's progress notification")
+			}
+		})
 	}
 }

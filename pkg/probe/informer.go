@@ -288,19 +288,20 @@ func (in *informer) unqueueLast() {
 // with bookmarks, one is due within lead (the next of the cadence, or the
 // one before the watch's timeout), no read since the latest bookmark (or
 // none for a cadence). A busy resource is read too: events that stop just
-// before a bookmark leave only the read to show that its RV is behind.
+// before a bookmark leave only the read to show that its RV is behind. So
+// is a store whose RV the proofs dropped (its resource moved to an RV
+// space of its own, or its etcd was restored): on a quiet resource the
+// read is what moves its watch's cache, and the bookmark after it gives
+// the proofs an RV again (simulation corpus seed 351362).
 func (in *informer) freshenDue(now time.Time, lead time.Duration) bool {
 	if in.hook().freshen == nil {
 		return false
 	}
-	in.proofMu.Lock()
-	rv := in.proof.RV()
-	in.proofMu.Unlock()
 	in.wireMu.Lock()
 	defer in.wireMu.Unlock()
 	next, ok := in.wire.NextBookmark()
 	switch {
-	case !ok || in.freshening || in.wire.Listing() || in.opaque || rv == 0:
+	case !ok || in.freshening || in.wire.Listing() || in.opaque:
 		return false
 	case !in.syncedOrUnknown():
 		return false
