@@ -179,14 +179,14 @@ var (
 	}
 	WatchSilence = Metric{
 		Name:   "rvsync_watch_silence_seconds",
-		Help:   "Seconds since the informer's watch last delivered anything: an event, a bookmark or the end of a list. A live watch delivers a bookmark every bookmark period; a stalled one falls silent. Absent until the informer synced, and while the resource is not served (state unserved: a List answered 404).",
+		Help:   "Seconds since the informer's watch last delivered anything: an event, a bookmark or the end of a list. A live watch delivers a bookmark every bookmark period; a stalled one falls silent. Absent until the informer synced, and while the resource is not served (state unserved: a List answered 404). With several informers of the resource, the one whose silence is the most bookmark periods of its own; rvsync_watch_bookmark_period_seconds is that informer's.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "seconds",
 	}
 	WatchBookmarkPeriod = Metric{
 		Name:   "rvsync_watch_bookmark_period_seconds",
-		Help:   "The bookmark cadence of the resource's informer: the median of the latest intervals between its watch bookmarks, never below kube-apiserver's 60 (shorter intervals are its extra bookmarks after a watch-list and before a watch timeout); 60 until measured. A watch that has had no bookmark yet (its server may send none) reads the longest of its recent sessions, and the timeout the current one asked for until that timeout has passed: a session open past it has a stalled path. Without freshness reads on the informer's own connection, while a watch session that has had no bookmark yet is open within its timeout, that session's length: the API server sends no bookmark until its watch cache moves past the watch's start, which for a quiet resource only etcd's progress notifications then do.",
+		Help:   "The bookmark cadence of the resource's informer (with several, of the one whose rvsync_watch_silence_seconds is reported): the median of the latest intervals between its watch bookmarks, never below kube-apiserver's 60 (shorter intervals are its extra bookmarks after a watch-list and before a watch timeout); 60 until measured. A watch that has had no bookmark yet (its server may send none) reads the longest of its recent sessions, and the timeout the current one asked for until that timeout has passed: a session open past it has a stalled path. Without freshness reads on the informer's own connection, while a watch session that has had no bookmark yet is open within its timeout, that session's length: the API server sends no bookmark until its watch cache moves past the watch's start, which for a quiet resource only etcd's progress notifications then do.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "seconds",

@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
+	"github.com/rvsync-slo/rvsync-slo/pkg/probe/internal/proof"
 )
 
 // snapshot is the scrape-time state of one watched resource. A value whose
@@ -36,9 +37,14 @@ type snapshot struct {
 	HeadAgeKnown       bool
 	HeadAgeSeconds     float64
 
+	// SilenceSeconds and BookmarkPeriodSeconds are one informer's: the
+	// one whose silence is the most bookmark periods of its own (see
+	// worst).
 	SilenceKnown          bool
 	SilenceSeconds        float64
 	BookmarkPeriodSeconds float64
+	// overdue: SilenceSeconds in bookmark periods
+	overdue float64
 
 	Synced  bool
 	Objects int
@@ -84,7 +90,8 @@ type informerValues struct {
 }
 
 // worst folds one informer's values into the resource's: the worst of its
-// informers (lowest RV, highest lag, staleness, silence and queue).
+// informers (lowest RV, highest lag, staleness and queue; the silence
+// most overdue, with its informer's bookmark period).
 func (s *snapshot) worst(v informerValues) {
 	s.Synced = s.Synced && v.synced
 	s.Objects = max(s.Objects, v.objects)
@@ -103,10 +110,18 @@ func (s *snapshot) worst(v informerValues) {
 	// synced one's, whose owner reads it, is unknown (an informer built
 	// again after a restore beside ones that have not listed since)
 	s.staleUnknown = s.staleUnknown || v.synced && !v.stalenessKnown
-	if v.silenceKnown && (!s.SilenceKnown || v.silence.Seconds() > s.SilenceSeconds) {
-		s.SilenceKnown, s.SilenceSeconds = true, max(0, v.silence.Seconds())
+	// the silence and the bookmark period are one informer's, the one
+	// most overdue against its own cadence: RvsyncWatchStalled compares
+	// the two, and the longest silence against another informer's longer
+	// cadence (a quiet watch's whose server sends no bookmark) hid a
+	// stalled watch (simulation page corpus seed 380801)
+	if v.silenceKnown {
+		if over := v.silence.Seconds() / max(v.cadence, proof.DefaultBookmarkPeriod).Seconds(); !s.SilenceKnown || over > s.overdue {
+			s.SilenceKnown, s.SilenceSeconds, s.BookmarkPeriodSeconds, s.overdue = true, max(0, v.silence.Seconds()), v.cadence.Seconds(), over
+		}
+	} else if !s.SilenceKnown {
+		s.BookmarkPeriodSeconds = max(s.BookmarkPeriodSeconds, v.cadence.Seconds())
 	}
-	s.BookmarkPeriodSeconds = max(s.BookmarkPeriodSeconds, v.cadence.Seconds())
 	if v.proofKnown && (!s.ProofPeriodKnown || v.proofPeriod.Seconds() > s.ProofPeriodSeconds) {
 		s.ProofPeriodKnown, s.ProofPeriodSeconds = true, v.proofPeriod.Seconds()
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -178,5 +179,48 @@ func TestGaugeLabelsAcrossScrapes(t *testing.T) {
 	snaps = []snapshot{{Resource: "bad\xff", Space: "core", State: catalog.StateOK}}
 	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "UTF-8") {
 		t.Errorf("a resource name that is not UTF-8: Gather error %v, want one about UTF-8", err)
+	}
+}
+
+// #39, premise 3 (page corpus seed 380801): an extension API server's
+// resource with three informers, the freshness reads off; one of them,
+// scoped to an empty namespace, hears no bookmark (its server sends none
+// until its cache moves), so its cadence is its session's length, 597 s;
+// the exporter's own watch stopped delivering after a restore. The
+// resource reported the longest silence (820 s, the stalled watch's) and
+// the longest cadence (597 s, the quiet one's), and RvsyncWatchStalled,
+// which compares the two, did not page in 13 minutes. The silence and the
+// bookmark period are one informer's: the one most overdue against its
+// own cadence.
+func TestSilenceAndPeriodAreOneInformersTheMostOverdue(t *testing.T) {
+	quiet := informerValues{synced: true, silenceKnown: true, silence: 300 * time.Second, cadence: 597 * time.Second}
+	stalled := informerValues{synced: true, silenceKnown: true, silence: 820 * time.Second, cadence: 61 * time.Second}
+	healthy := informerValues{synced: true, silenceKnown: true, silence: 30 * time.Second, cadence: 60 * time.Second}
+	unknown := informerValues{synced: false, cadence: 900 * time.Second}
+	stalledIn := func(s snapshot) bool {
+		return s.SilenceKnown && s.SilenceSeconds > max(3*s.BookmarkPeriodSeconds, 180)
+	}
+	for _, order := range [][]informerValues{
+		{quiet, stalled, healthy, unknown},
+		{unknown, stalled, quiet, healthy},
+		{healthy, unknown, quiet, stalled},
+	} {
+		s := snapshot{Synced: true}
+		for _, v := range order {
+			s.worst(v)
+		}
+		if !stalledIn(s) {
+			t.Errorf("silence %vs against a bookmark period of %vs: want the stalled informer's (820 s against 61 s), which RvsyncWatchStalled pages", s.SilenceSeconds, s.BookmarkPeriodSeconds)
+		}
+	}
+	// none overdue: no stall, whichever informer the pair is
+	for _, order := range [][]informerValues{{quiet, healthy, unknown}, {unknown, healthy, quiet}} {
+		s := snapshot{Synced: true}
+		for _, v := range order {
+			s.worst(v)
+		}
+		if stalledIn(s) || !s.SilenceKnown {
+			t.Errorf("silence %vs (known %v) against %vs: want known and within three periods", s.SilenceSeconds, s.SilenceKnown, s.BookmarkPeriodSeconds)
+		}
 	}
 }

@@ -328,12 +328,19 @@ var pageCorpus = []struct {
 	{
 		// found by page histories of -sim.widen=http1,informers,scopes,lifecycle,
 		// seeds 380801-380830 on 6 December (evening), failing on the
-		// code before that day's changes too (3335419); not triaged yet:
-		// an extension API server's resource (opaque RVs, a slow load),
-		// the reads off, two API servers, the main etcd restored 5,000
-		// back with the caches reset
-		name: "a watch not delivering 6435-7245s, not paged by 6825s (seed 380801)",
-		lie:  "samples.metrics.example.io", lieRule: "missed page",
+		// code before that day's changes too (3335419): an extension API
+		// server's resource (opaque RVs, a slow load), the reads off, two
+		// API servers, the main etcd restored 5,000 back with the caches
+		// reset. Fixed 7 December: the exporter's watch of it stopped
+		// delivering, and an operator's informer of an empty namespace,
+		// whose server sent no bookmark, had its session's length, 597 s,
+		// as its cadence; the resource reported the longest silence
+		// (820 s) beside the longest cadence (597 s), and
+		// RvsyncWatchStalled, which compares the two, never fired. Both
+		// are now the most overdue informer's
+		// (TestSilenceAndPeriodAreOneInformersTheMostOverdue): paged at
+		// 6720 s
+		name: "a watch not delivering 6435-7245s, paged by 6825s (seed 380801)",
 		h: History{Seed: 380801, Duration: 121 * time.Minute, Background: 0,
 			Setup: Setup{Servers: 2, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{model.EtcdSpec{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, ListLatency: 2 * time.Second,
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}}}, {ResourceSpec: resSecrets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 49 * time.Second}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 72 * time.Second}}}, {ResourceSpec: resDeploys.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 139 * time.Second, StopAfter: 887 * time.Second}}}, {ResourceSpec: resMetrics.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, SlowStore: 0, Namespace: "quiet"}}}}},
