@@ -587,3 +587,36 @@ func TestAHeadOfAnotherEtcdDroppedIsNoLongerTheHead(t *testing.T) {
 		t.Errorf("head %d (known %v), want the reference's 1100", head, ok)
 	}
 }
+
+// #39 (simulation seed 391091 of every widened dimension): one etcd
+// restored 5,000 revisions back under two running API servers, the
+// clients on HTTP/1.1. A canary's write below the reads proved the loss
+// and counted it; then the reference's probe kept answering one server's
+// frozen cache (8990) while another resource's freshness reads reached
+// either server's (8907, 8949, 8977): below the reference, and seeming
+// to move on, they were contradicted into a space of their own, where the
+// next canary write, below the frozen caches, counted the same restore a
+// second time. While a write shows the reads to be of a lost history,
+// their samples contradicting each other prove no other etcd.
+func TestCachesOfALostHistoryProveNoOtherEtcd(t *testing.T) {
+	sp := twoSources()
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		sp.Sample(0, uint64(8500+40*i), true, at, at, true)
+		sp.Sample(1, uint64(8490+40*i), true, at.Add(time.Second), at.Add(time.Second), false)
+	}
+	// etcd restored to 4000; the caches stay where they were
+	if !sp.Write(4102, sec(56), false) {
+		t.Fatal("the write below the reads did not prove the loss (the test's premise)")
+	}
+	var foreign []int32
+	for i, rv := range []uint64{8907, 8949, 8977, 8907, 8977, 8949, 8977, 8977} {
+		at := sec(float64(60 + 5*i))
+		foreign = append(foreign, sp.Sample(0, 8990, true, at, at, true).Foreign...)
+		foreign = append(foreign, sp.Sample(1, rv, true, at.Add(time.Second), at.Add(time.Second), false).Foreign...)
+		foreign = append(foreign, sp.Sample(0, 8990, true, at.Add(2*time.Second), at.Add(2*time.Second), true).Foreign...)
+	}
+	if len(foreign) > 0 {
+		t.Errorf("sources %v found to read another etcd while the caches of a lost history answered them", foreign)
+	}
+}
