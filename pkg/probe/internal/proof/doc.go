@@ -27,7 +27,9 @@
 //     detected (Space.Anchor, the first canary's resource where several
 //     write, and a space's sources unsettled until the reference confirms
 //     or contradicts them, a canary's writes judged only once its
-//     resource is settled);
+//     resource is settled, and no contradiction counted while a write
+//     shows the reads to be of a lost history, whose frozen caches
+//     contradict each other);
 //   - every informer of a resource holds all its objects, and a fact
 //     about one informer is one about the resource: detected, as Overdue
 //     (package probe holds an informer to the canary's writes only once
@@ -35,8 +37,10 @@
 //     sibling informer delivered only of an object it holds), and as
 //     Env.Incident (a sawtooth across an incident on a sibling's path,
 //     which may have stopped the reads that move a shared watch cache,
-//     teaches the proof period nothing); scoped, selected, typed and
-//     restarted informers are drawn by the simulation;
+//     teaches the proof period nothing), and package probe reports a
+//     resource's watch silence with the bookmark period of the same
+//     informer, the most overdue; scoped, selected, typed and restarted
+//     informers are drawn by the simulation;
 //   - the monitor's Start drains the stores: detected (a scrape drains
 //     them too); where nothing ever reads the head, the writes alone end
 //     a loss they proved (Space.Write).
