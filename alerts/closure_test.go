@@ -28,20 +28,25 @@ func alertSelector(alert string) selector {
 	return selector{alertsSeries, []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "alertname", alert)}}
 }
 
-// reads returns the selectors of expr.
-func reads(expr string) ([]selector, error) {
+// walk parses expr and calls f on each node.
+func walk(expr string, f func(parser.Node)) error {
 	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error { f(n); return nil })
+	return nil
+}
+
+// reads returns the selectors of expr.
+func reads(expr string) ([]selector, error) {
 	var sels []selector
-	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+	err := walk(expr, func(n parser.Node) {
 		if vs, ok := n.(*parser.VectorSelector); ok {
 			sels = append(sels, selector{vs.Name, vs.LabelMatchers})
 		}
-		return nil
 	})
-	return sels, nil
+	return sels, err
 }
 
 // selects reports whether s can read a series rule r writes: the names agree

@@ -49,11 +49,9 @@ func rules(t *testing.T, spec slo.Spec) []rulefmt.Rule {
 // inspect parses a rule's expression and calls f on each node.
 func inspect(t *testing.T, r rulefmt.Rule, f func(parser.Node)) {
 	t.Helper()
-	e, err := parser.NewParser(parser.Options{}).ParseExpr(r.Expr)
-	if err != nil {
+	if err := walk(r.Expr, f); err != nil {
 		t.Fatalf("%s%s: %v", r.Record, r.Alert, err)
 	}
-	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error { f(n); return nil })
 }
 
 func TestExpressionsUseOnlyKnownSeries(t *testing.T) {

@@ -43,8 +43,6 @@ type snapshot struct {
 	SilenceKnown          bool
 	SilenceSeconds        float64
 	BookmarkPeriodSeconds float64
-	// overdue: SilenceSeconds in bookmark periods
-	overdue float64
 
 	Synced  bool
 	Objects int
@@ -116,8 +114,8 @@ func (s *snapshot) worst(v informerValues) {
 	// cadence (a quiet watch's whose server sends no bookmark) hid a
 	// stalled watch (simulation page corpus seed 380801)
 	if v.silenceKnown {
-		if over := v.silence.Seconds() / max(v.cadence, proof.DefaultBookmarkPeriod).Seconds(); !s.SilenceKnown || over > s.overdue {
-			s.SilenceKnown, s.SilenceSeconds, s.BookmarkPeriodSeconds, s.overdue = true, max(0, v.silence.Seconds()), v.cadence.Seconds(), over
+		if !s.SilenceKnown || overdue(v.silence.Seconds(), v.cadence.Seconds()) > overdue(s.SilenceSeconds, s.BookmarkPeriodSeconds) {
+			s.SilenceKnown, s.SilenceSeconds, s.BookmarkPeriodSeconds = true, max(0, v.silence.Seconds()), v.cadence.Seconds()
 		}
 	} else if !s.SilenceKnown {
 		s.BookmarkPeriodSeconds = max(s.BookmarkPeriodSeconds, v.cadence.Seconds())
@@ -128,6 +126,12 @@ func (s *snapshot) worst(v informerValues) {
 	if stateRank[v.state] > stateRank[s.State] {
 		s.State = v.state
 	}
+}
+
+// overdue returns a silence in bookmark periods of its watch's cadence
+// (never below kube-apiserver's period).
+func overdue(silence, cadence float64) float64 {
+	return silence / max(cadence, proof.DefaultBookmarkPeriod.Seconds())
 }
 
 // gauge is one per-resource gauge: its catalog entry and what it reads of a
