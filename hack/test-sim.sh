@@ -3,10 +3,11 @@
 #
 # Runs the simulation's random histories on two processes (one per core):
 # HISTORIES histories of at most DURATION simulated each, checked against
-# every invariant (drawing the dimensions WIDEN names beyond the default
-# world, -sim.widen), then PAGES histories of at most PAGE_DURATION with the
-# shipped rules evaluated and judged (false and missed pages). Prints each
-# half's summary and the seeds of failures; exits 1 if any failed.
+# every invariant, then PAGES histories of at most PAGE_DURATION with the
+# shipped rules evaluated and judged (false and missed pages), all drawing
+# the dimensions WIDEN names beyond the default world (-sim.widen). Prints
+# each half's summary (with the share of histories that drew each
+# dimension) and the seeds of failures; exits 1 if any failed.
 set -u
 bin=$1 histories=$2 duration=$3 pages=$4 pageduration=$5 seed=$6 widen=${7:-}
 test=$bin/sim.test
@@ -25,8 +26,8 @@ run a -test.run '^TestRandomHistories$' -sim.histories $half -sim.seed "$seed" -
 run b -test.run '^TestRandomHistories$' -sim.histories $((histories - half)) -sim.seed $((seed + half)) -sim.duration "$duration" -sim.widen "$widen" &
 wait
 mid=$(date +%s)
-run pa -test.run '^TestRandomPages$' -sim.pages $phalf -sim.seed "$seed" -sim.pageduration "$pageduration" &
-run pb -test.run '^TestRandomPages$' -sim.pages $((pages - phalf)) -sim.seed $((seed + phalf)) -sim.pageduration "$pageduration" &
+run pa -test.run '^TestRandomPages$' -sim.pages $phalf -sim.seed "$seed" -sim.pageduration "$pageduration" -sim.widen "$widen" &
+run pb -test.run '^TestRandomPages$' -sim.pages $((pages - phalf)) -sim.seed $((seed + phalf)) -sim.pageduration "$pageduration" -sim.widen "$widen" &
 wait
 end=$(date +%s)
 failed=0

@@ -40,8 +40,44 @@ const (
 	WidenCanaries  = "canaries"  // canaries of several resources, on any etcd, configmaps' or not
 )
 
+// Dimensions lists every widened dimension, in the order Draws names them.
+var Dimensions = []string{WidenOrder, WidenInformers, WidenNoStart, WidenHTTP1, WidenScopes, WidenSelectors, WidenLifecycle, WidenRestarts, WidenTyped, WidenFields, WidenCanaries}
+
 // Widened holds the dimensions random histories draw beyond the default.
 var Widened = map[string]bool{}
+
+// Draws names the widened dimensions the setup drew (in Dimensions'
+// order): what a run's shares count, and what a history's failure is
+// read with.
+func (s Setup) Draws() []string {
+	drew := map[string]bool{
+		WidenOrder:    len(s.Resources) > 0 && s.Resources[0].Name() != resConfigMaps.Name(),
+		WidenNoStart:  s.NoStart,
+		WidenHTTP1:    s.HTTP1,
+		WidenCanaries: len(s.MoreCanaries) > 0,
+	}
+	for _, r := range s.Resources {
+		if r.Etcd != "" && r.Space == "" {
+			drew[WidenOrder] = true
+		}
+		for _, in := range r.Informers {
+			drew[WidenInformers] = drew[WidenInformers] || in.Host == HostController
+			drew[WidenScopes] = drew[WidenScopes] || in.Namespace != ""
+			drew[WidenSelectors] = drew[WidenSelectors] || in.Selector != ""
+			drew[WidenFields] = drew[WidenFields] || in.Field != ""
+			drew[WidenTyped] = drew[WidenTyped] || in.Typed
+			drew[WidenRestarts] = drew[WidenRestarts] || in.RestartAfter > 0
+			drew[WidenLifecycle] = drew[WidenLifecycle] || in.StartAfter > 0
+		}
+	}
+	var names []string
+	for _, d := range Dimensions {
+		if drew[d] {
+			names = append(names, d)
+		}
+	}
+	return names
+}
 
 // Generate returns the random history of seed: a topology, a workload and
 // up to a few faults, each drawn from what clusters run and what goes

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"flag"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,20 +18,56 @@ var (
 	histories = flag.Int("sim.histories", 0, "random histories to run (0: the tier's budget, see budget)")
 	firstSeed = flag.Uint64("sim.seed", 1, "seed of the first random history")
 	longest   = flag.Duration("sim.duration", 0, "longest random history (0: the tier's budget, see budget)")
-	widen     = flag.String("sim.widen", "", "comma-separated dimensions random histories draw beyond the default (Widen* in generate.go: order, informers, nostart, http1, scopes, selectors, lifecycle, restarts, typed, fields, canaries)")
+	widen     = flag.String("sim.widen", "", "comma-separated dimensions random histories draw beyond the default (Widen* in generate.go: "+strings.Join(Dimensions, ", ")+"), or all")
 )
 
 // widened applies -sim.widen (flags are parsed by the time a test runs).
 func widened(t *testing.T) {
 	for _, d := range strings.Split(*widen, ",") {
-		switch d {
-		case "":
-		case WidenOrder, WidenInformers, WidenNoStart, WidenHTTP1, WidenScopes, WidenSelectors, WidenLifecycle, WidenRestarts, WidenTyped, WidenFields, WidenCanaries:
+		switch {
+		case d == "":
+		case d == "all":
+			for _, d := range Dimensions {
+				Widened[d] = true
+			}
+		case slices.Contains(Dimensions, d):
 			Widened[d] = true
 		default:
-			t.Fatalf("-sim.widen: no dimension %q (want order, informers, nostart, http1, scopes, selectors, lifecycle, restarts, typed, fields, canaries)", d)
+			t.Fatalf("-sim.widen: no dimension %q (want all, or some of %s)", d, strings.Join(Dimensions, ", "))
 		}
 	}
+}
+
+// draws counts how many of a run's histories drew each widened
+// dimension: the share of the world a run saw.
+type draws struct {
+	histories int
+	n         map[string]int
+}
+
+func (d *draws) add(s Setup) {
+	if d.n == nil {
+		d.n = map[string]int{}
+	}
+	d.histories++
+	for _, name := range s.Draws() {
+		d.n[name]++
+	}
+}
+
+// String is "drew: order 61.2%, informers 83.0%, ..." over the dimensions
+// Widened holds ("drew: the default world only" when none).
+func (d draws) String() string {
+	var parts []string
+	for _, name := range Dimensions {
+		if Widened[name] {
+			parts = append(parts, fmt.Sprintf("%s %.1f%%", name, 100*float64(d.n[name])/float64(max(1, d.histories))))
+		}
+	}
+	if len(parts) == 0 {
+		return "drew: the default world only"
+	}
+	return "drew: " + strings.Join(parts, ", ")
 }
 
 // budget is how many random histories a run checks, and how long the
@@ -63,10 +101,12 @@ func TestRandomHistories(t *testing.T) {
 	var excess time.Duration
 	var simulated time.Duration
 	rules := map[string][]uint64{}
+	var drew draws
 	n, longestHistory := budget()
 	for i := range n {
 		seed := *firstSeed + uint64(i)
 		h := Generate(seed, longestHistory)
+		drew.add(h.Setup)
 		began := time.Now()
 		chk, err := RunHistory(t, h)
 		if testing.Verbose() {
@@ -97,7 +137,7 @@ func TestRandomHistories(t *testing.T) {
 	for rule, seeds := range rules {
 		t.Logf("%s: %d histories, seeds %v", rule, len(seeds), seeds[:min(len(seeds), 12)])
 	}
-	t.Logf("%d histories (%s simulated) in %v, %d failed; healthy staleness at most %v above the truth", n, simulated, time.Since(start).Round(time.Millisecond), failed, excess)
+	t.Logf("%d histories (%s simulated) in %v, %d failed; healthy staleness at most %v above the truth; %v", n, simulated, time.Since(start).Round(time.Millisecond), failed, excess, drew)
 }
 
 var (
@@ -130,9 +170,11 @@ func TestRandomPages(t *testing.T) {
 	start := time.Now()
 	var simulated time.Duration
 	failed, pages := 0, 0
+	var drew draws
 	for i := range n {
 		seed := *firstSeed + uint64(i)
 		h := Generate(seed, *pageDuration)
+		drew.add(h.Setup)
 		var scrapes []Scrape
 		if _, err := runHistory(t, h, func(s Scrape) { scrapes = append(scrapes, s) }); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -159,7 +201,7 @@ func TestRandomPages(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d histories (%s simulated) with the shipped rules in %v: %d pages, %d histories with a false or missed page", n, simulated, time.Since(start).Round(time.Millisecond), pages, failed)
+	t.Logf("%d histories (%s simulated) with the shipped rules in %v: %d pages, %d histories with a false or missed page; %v", n, simulated, time.Since(start).Round(time.Millisecond), pages, failed, drew)
 }
 
 var (
