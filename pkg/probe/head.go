@@ -125,14 +125,14 @@ func (s *space) sourceOf(resource string) (headSource, bool) {
 	return headSource{}, false
 }
 
-// unsettled returns up to n sources whose etcd the samples have not
-// settled (proof.Space.Unsettled) and whose settling read is not in
-// flight, and marks them in flight; checked unmarks each.
-func (s *space) unsettled(n int) []headSource {
+// unconfirmed returns up to n sources the reference has not confirmed
+// (proof.Space.Unconfirmed) whose check read is not in flight, and marks
+// them in flight; checked unmarks each.
+func (s *space) unconfirmed(n int) []headSource {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []headSource
-	for _, id := range s.core.Unsettled(n) {
+	for _, id := range s.core.Unconfirmed(n) {
 		if !s.checking[id] {
 			s.checking[id] = true
 			out = append(out, s.sources[id])
@@ -332,7 +332,7 @@ const checkReads = 4
 // resource of another etcd listed beside the reference would share its
 // head, and count its restores, for good.
 func (m *Monitor) checkSources(ctx context.Context, sp *space, wg *sync.WaitGroup) {
-	for _, src := range sp.unsettled(checkReads) {
+	for _, src := range sp.unconfirmed(checkReads) {
 		wg.Go(func() {
 			defer sp.checked(src.id)
 			sent := m.opts.Clock.Now()

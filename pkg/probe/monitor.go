@@ -247,11 +247,14 @@ func (m *Monitor) split(src headSource) {
 		own.addResource(r)
 	}
 	now := m.opts.Clock.Now()
+	own.mu.Lock()
+	epoch := own.core.Epoch()
+	own.mu.Unlock()
 	for _, in := range r.informerList() {
 		in.proofMu.Lock()
 		in.wireMu.Lock()
 		old.mu.Lock()
-		in.proof.Reset(in.env(old, now))
+		in.proof.Reset(in.env(old, now), epoch)
 		old.mu.Unlock()
 		in.wireMu.Unlock()
 		in.proofMu.Unlock()

@@ -899,6 +899,33 @@ var corpus = []struct {
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}}}, {ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}}},
 		},
 	},
+	{
+		caught: "make test-sim's first run on the widened generator, seeds 1000001-1100000 on 7 December (seed 1051548, shrunk; stopped after 5,500 histories, 5 failed): an API server restarted, and etcd was restored 50,000 back as it came up, its watch caches frozen above etcd's new revisions; the head probe's reference, configmaps (the canary's anchor), failed over to deployments through the restart, which left configmaps unconfirmed, so the canary's writes, landing below the reads, counted nothing: staleness 3 s while the caches lacked 273 changes. Fixed: the canary's anchor stays settled after a failover (Space.Settled; TestTheCanarysAnchorStaysSettled)",
+		h: History{Seed: 1051548, Duration: 5 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}},
+				Resources: []Watched{{ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 376 * time.Second}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=obj-0"}}}, {ResourceSpec: resWidgets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 119 * time.Second, StopAfter: 853 * time.Second}}}}},
+			Loads:  []Load{{Resource: "deployments.apps", Start: 0, End: 5 * time.Minute, Rate: 5, Keys: 5}},
+			Faults: []Fault{{Kind: "restart", Start: 182 * time.Second, Dur: 30 * time.Second}, {Kind: "restore", Start: 212 * time.Second, Dur: 20 * time.Second, Back: 50000}},
+		},
+	},
+	{
+		caught: "the same run (seed 1050566, shrunk): canaries of events, on an etcd of its own with its `space:` omitted, and of configmaps; events' anchored the default space, so every resource of the main etcd moved to a space of its own, and the move left each store \"never listed\", which no restore concerns: after a restore of the main etcd (5,000 back, API servers reset), deployments' watch resumed above the lost revisions and passed for fresh (staleness 4.5 s, 26 changes missing for 75 s). Fixed: a store that listed stands listed in its new space as of that list (Proof.Reset; TestASplitStoreOwesItsNewSpacesRestores)",
+		h: History{Seed: 1050566, Duration: 5 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}}, ListLatency: 2 * time.Second, HTTP1: true, MoreCanaries: []string{"events", "configmaps"},
+				Resources: []Watched{{ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=obj-0"}}}, {ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}}}}},
+			Loads:  []Load{{Resource: "deployments.apps", Start: 0, End: 5 * time.Minute, Rate: 0.5, Keys: 5}},
+			Faults: []Fault{{Kind: "restore", Start: 195 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 5000}},
+		},
+	},
+	{
+		caught: "the same run (seed 1000252, shrunk): the same split, the same restore, with no load: configmaps' stores, moved to a space of their own, read RV lag 0 while they lacked 82 changes of the new history, the oldest 121 s old; the same fix",
+		h: History{Seed: 1000252, Duration: 6 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}}, ListLatency: 2 * time.Second, HTTP1: true, MoreCanaries: []string{"events", "configmaps"},
+				Resources: []Watched{{ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=rvsync-canary"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}, {Host: "ctrl-restarted", Embedded: true, StopAfter: 287 * time.Second, RestartAfter: 333 * time.Second}}}}},
+			Loads:  []Load{},
+			Faults: []Fault{{Kind: "restore", Start: 224 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 5000}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

@@ -770,14 +770,23 @@ func CommittedBy(sp *Space, rv uint64, known, now time.Time) (time.Time, bool) {
 }
 
 // Reset forgets everything proven: the informer's resource moved to
-// another RV space, against whose head nothing was proven yet; env is of
-// the space it leaves. A store that had not listed since that space's
-// restore still holds objects of the lost history: it proves nothing until
-// it lists again, in the new space too.
-func (p *Proof) Reset(env Env) {
-	list := unlisted
-	if p.unlistedSinceRestore(env) {
-		list = mustList
+// another RV space, in its epoch epoch, against whose head nothing was
+// proven yet; env is of the space it leaves. A store that had not listed since that space's restore still
+// holds objects of the lost history: it proves nothing until it lists
+// again, in the new space too. Any other store that listed holds what it
+// listed, of the etcd its new space reads: it stands listed there as of
+// that list, in the new space's epoch, so that a restore the new space
+// sees later finds it unlisted since, as any store of it (simulation seed
+// 1050566: left "never listed", which no restore concerns, a store whose
+// watch resumed above a restore's lost revisions passed for fresh).
+func (p *Proof) Reset(env Env, epoch uint64) {
+	q := Proof{opaque: p.opaque, peaks: p.peaks, list: p.list, listAt: p.listAt, listRV: p.listRV, listEpoch: epoch}
+	switch {
+	case p.unlistedSinceRestore(env):
+		q.list = mustList
+	case p.list == listedInLoss:
+		// the loss was of the space it leaves: of another etcd
+		q.list = listed
 	}
-	*p = Proof{opaque: p.opaque, peaks: p.peaks, list: list}
+	*p = q
 }

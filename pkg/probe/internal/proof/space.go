@@ -41,7 +41,10 @@ type Space struct {
 	sources  []int32
 	ref      int32 // the reference source; -1: none
 	refFails int
-	anchored bool // a canary's resource made the reference (Anchor)
+	// anchor is the canary's resource made the reference (Anchor); -1:
+	// none. It reads the etcd the canary writes to, the space's, so it
+	// stays settled when the reference fails over to another source.
+	anchor   int32
 	opaque   bool
 	integers bool // a source answered with an integer head once
 	epoch    uint64
@@ -176,7 +179,7 @@ const refFailover = 3
 // NewSpace returns a space whose timeline holds capacity runs, probed
 // every interval.
 func NewSpace(capacity int, base time.Time, interval time.Duration) *Space {
-	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, low: map[int32]held{}, own: map[int32]held{}, above: map[int32]held{}, confirmed: map[int32]confirmation{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
+	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, anchor: -1, low: map[int32]held{}, own: map[int32]held{}, above: map[int32]held{}, confirmed: map[int32]confirmation{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
 }
 
 // UnknownAfter is how old the latest head probe may get before the head is
@@ -215,11 +218,11 @@ func (s *Space) AddSource(id int32) {
 // on an etcd of their own: its reads would set a head every write of the
 // first canary lands below; the samples settle which etcd it reads).
 func (s *Space) Anchor(id int32) bool {
-	if !slices.Contains(s.sources, id) || s.Timeline.Generation() > 0 || s.anchored {
+	if !slices.Contains(s.sources, id) || s.Timeline.Generation() > 0 || s.anchor >= 0 {
 		return false
 	}
 	s.sources = append([]int32{id}, slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })...)
-	s.ref, s.refFails, s.anchored = id, 0, true
+	s.ref, s.refFails, s.anchor = id, 0, id
 	return true
 }
 
@@ -232,8 +235,11 @@ func (s *Space) RemoveSource(id int32) {
 	delete(s.confirmed, id)
 	delete(s.backoff, id)
 	delete(s.contradicted, id)
+	if s.anchor == id {
+		s.anchor = -1
+	}
 	if s.ref == id {
-		s.ref, s.refFails, s.anchored = -1, 0, false
+		s.ref, s.refFails = -1, 0
 		if len(s.sources) > 0 {
 			s.ref = s.sources[0]
 		}
@@ -246,16 +252,18 @@ func (s *Space) Sources() []int32 { return slices.Clone(s.sources) }
 // Reference returns the reference source (-1: none).
 func (s *Space) Reference() int32 { return s.ref }
 
-// Unsettled returns up to n sources, in order, whose etcd the samples have
-// not settled: not confirmed by the reference confirmAfter times, nor
-// found foreign. Freshness reads sample only quiet
+// Unconfirmed returns up to n sources, in order, that the reference has
+// not confirmed confirmAfter times nor found foreign: those whose etcd the
+// samples have not settled, and the canary's anchor once the reference
+// failed over from it (its reads check the new reference's etcd, as the
+// new reference's check its). Freshness reads sample only quiet
 // resources, and none when they are off; without a read of its own, a
 // resource of another etcd listed beside the reference would share its
 // head and its restores for good. The head probe reads these after the
 // reference answered (one consistent read each), until the reference
 // confirms each or its contradictions make it foreign. A source whose reads
 // fail is left out while it backs off (see Failed and Order).
-func (s *Space) Unsettled(n int) []int32 {
+func (s *Space) Unconfirmed(n int) []int32 {
 	var out []int32
 	for _, id := range s.sources {
 		if len(out) == n {
@@ -269,13 +277,16 @@ func (s *Space) Unsettled(n int) []int32 {
 }
 
 // Settled reports whether source id's etcd is known to be the space's:
-// it is the reference, or the reference confirmed it confirmAfter times;
-// current is false when id is no source of the space.
+// it is the reference, the canary's anchor (the reference until a
+// failover: simulation seed 1051548, unsettled by a failover through an
+// API server's restart, the canary's writes counted nothing, and a
+// restore right after it went unseen), or the reference confirmed it
+// confirmAfter times; current is false when id is no source of the space.
 func (s *Space) Settled(id int32) (settled, current bool) {
 	if !slices.Contains(s.sources, id) {
 		return false, false
 	}
-	return id == s.ref || s.confirmed[id].n >= confirmAfter, true
+	return id == s.ref || id == s.anchor || s.confirmed[id].n >= confirmAfter, true
 }
 
 // Order returns the sources a head probe tries, in order: the reference

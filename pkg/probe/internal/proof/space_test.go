@@ -253,6 +253,31 @@ func TestTheHeadAfterAFailover(t *testing.T) {
 	}
 }
 
+// The canary's resource, anchored as the reference, reads the etcd the
+// canary writes to: it stays settled when the reference fails over, as
+// when every source failed through an API server's restart. It was
+// unsettled, and the canary's writes to it counted nothing until the
+// samples confirmed it again: a restore right after the restart, its watch caches frozen above
+// etcd's new history, went unseen (simulation seed 1051548: staleness 3 s
+// while the caches lacked 273 changes).
+func TestTheCanarysAnchorStaysSettled(t *testing.T) {
+	sp := twoSources()
+	if !sp.Anchor(0) {
+		t.Fatal("source 0 could not be anchored")
+	}
+	probeRising(sp, 1010, 1)
+	for i := 0; i < refFailover; i++ { // the API server restarts: every read fails
+		sp.Failed(0)
+		sp.Failed(1)
+	}
+	if ref := sp.Reference(); ref != 1 {
+		t.Fatalf("reference %d after %d failures of source 0; want the failover to 1", ref, refFailover)
+	}
+	if settled, _ := sp.Settled(0); !settled {
+		t.Errorf("source 0, the canary's anchor, is not settled after the failover: the canary's writes would prove nothing")
+	}
+}
+
 // A restore while the reference's probe fails: the reference fails over
 // to another resource, whose first answers are below the old reference's
 // head. That alone may be another etcd (a margin of settleAfter samples
@@ -517,10 +542,10 @@ func TestASourceIsUnsettledUntilTheReferenceSettlesIt(t *testing.T) {
 	for id := range int32(4) {
 		sp.AddSource(id) // 0, the reference; 1 of its etcd; 2 of a lower, 3 of a higher one
 	}
-	if got := sp.Unsettled(10); !slices.Equal(got, []int32{1, 2, 3}) {
+	if got := sp.Unconfirmed(10); !slices.Equal(got, []int32{1, 2, 3}) {
 		t.Fatalf("before any sample: unsettled %v, want [1 2 3]", got)
 	}
-	if got := sp.Unsettled(2); !slices.Equal(got, []int32{1, 2}) {
+	if got := sp.Unconfirmed(2); !slices.Equal(got, []int32{1, 2}) {
 		t.Errorf("at most 2: unsettled %v, want [1 2]", got)
 	}
 	// the higher etcd's provisional head hides the lower one's samples
@@ -537,7 +562,7 @@ func TestASourceIsUnsettledUntilTheReferenceSettlesIt(t *testing.T) {
 		}
 		foreign = append(foreign, sp.Sample(0, 1000+20*round+10, true, sec(at+5), sec(at+5), true).Foreign...)
 		if round == 0 {
-			if got := sp.Unsettled(10); !slices.Equal(got, []int32{1, 2, 3}) {
+			if got := sp.Unconfirmed(10); !slices.Equal(got, []int32{1, 2, 3}) {
 				t.Errorf("after one round: unsettled %v, want [1 2 3] (one confirmation, one contradiction each)", got)
 			}
 		}
@@ -546,14 +571,14 @@ func TestASourceIsUnsettledUntilTheReferenceSettlesIt(t *testing.T) {
 	if !slices.Equal(foreign, []int32{2, 3}) {
 		t.Errorf("foreign %v, want [2 3]: the lower and the higher etcd's sources", foreign)
 	}
-	if got := sp.Unsettled(10); len(got) != 0 {
+	if got := sp.Unconfirmed(10); len(got) != 0 {
 		t.Errorf("after three rounds: unsettled %v, want none", got)
 	}
 	// a restore the probe has not seen: source 1's cache, frozen in the
 	// lost history one revision below the reference's, contradicts it
 	sp.Sample(1, 1059, true, sec(31), sec(31), false)
 	sp.Sample(0, 1060, true, sec(35), sec(35), true)
-	if got := sp.Unsettled(10); len(got) != 0 {
+	if got := sp.Unconfirmed(10); len(got) != 0 {
 		t.Errorf("a confirmed source contradicted once: unsettled %v, want none", got)
 	}
 }
@@ -565,11 +590,11 @@ func TestAFailingSourceIsCheckedAtItsBackoff(t *testing.T) {
 	sp := twoSources()
 	sp.Failed(1)
 	sp.Failed(1) // the second failure in a row skips a round
-	if got := sp.Unsettled(10); len(got) != 0 {
+	if got := sp.Unconfirmed(10); len(got) != 0 {
 		t.Errorf("backing off: unsettled %v, want none", got)
 	}
 	sp.Order() // a probe round passes
-	if got := sp.Unsettled(10); !slices.Equal(got, []int32{1}) {
+	if got := sp.Unconfirmed(10); !slices.Equal(got, []int32{1}) {
 		t.Errorf("after its backoff: unsettled %v, want [1]", got)
 	}
 }
