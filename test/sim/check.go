@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -248,6 +250,15 @@ func (c *Checker) observe(s Scrape, r Watched) *resourceAt {
 	v.allLive, v.allBookmarks, v.lostHistory = true, true, truth.CachesLost
 	v.restored = c.lastRestore(v.etcd, since)
 	v.liveFor = time.Duration(1 << 62)
+	// an informer that left the truth (stopped) is live anew from when a
+	// successor of its host lists (simulation seed 1002605: an operator's
+	// informer built again read as live since its predecessor's start,
+	// and the lag of the backlog its list left counted as a lie)
+	for key := range c.liveSince {
+		if host, ok := strings.CutPrefix(key, name+"/"); ok && !slices.ContainsFunc(truth.Informers, func(it InformerTruth) bool { return it.Host == host }) {
+			delete(c.liveSince, key)
+		}
+	}
 	for _, it := range truth.Informers {
 		if it.Fresh.Before(v.fresh) {
 			v.fresh, v.reverted = it.Fresh, it.Reverted

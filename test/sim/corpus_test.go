@@ -926,6 +926,23 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 224 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 5000}},
 		},
 	},
+	{
+		caught: "the same run (seed 1002605, shrunk; no fault): an operator's informer of configmaps stopped at 390 s and built again at 518 s, 1,000 writes/s elsewhere: its list took 2 s, and the backlog its watch then delivered was applied 1,000 revisions behind the head, RV lag 1,000 for a few seconds, which is the signal's meaning; the oracle read the new informer as live since its predecessor's start (one key per host) and called it a lie. Fixed in the oracle: an informer that leaves the truth is live anew from its successor's list (Checker.observe)",
+		h: History{Seed: 1002605, Duration: 9 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, ListLatency: 2 * time.Second,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}, {Host: "ctrl-restarted", Embedded: true, StopAfter: 390 * time.Second, RestartAfter: 518 * time.Second}}}}},
+			Loads: []Load{{Resource: "configmaps", Start: 0, End: 9 * time.Minute, Rate: 0.5, Keys: 5}},
+		},
+	},
+	{
+		caught: "the same run (seed 1001680, shrunk): deployments' CRD deleted at 188 s and etcd restored 50,000 back at 197 s, before the keys were created; stores that relisted after it read as lacking 7 changes with staleness 12 s. The truth's: a key a store lacks was taken as holding its latest deletion, one the restore had undone, and the restore's revert to 'never created' counted as missing. Fixed in the model: the latest deletion still in effect (StoreView; TestAStoreLackingAKeyARestoreUnmadeLacksNothing)",
+		h: History{Seed: 1001680, Duration: 5 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second,
+				Resources: []Watched{{ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-rvsync", Embedded: true, Namespace: "rvsync"}, {Host: "ctrl-shard-b", Embedded: true, Selector: "shard=b"}, {Host: "ctrl-late", Embedded: true, StartAfter: 489 * time.Second, StopAfter: 1045 * time.Second}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}}}}},
+			Loads:  []Load{{Resource: "deployments.apps", Start: 0, End: 5 * time.Minute, Rate: 0.05, Keys: 20}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 188 * time.Second, Dur: 10 * time.Second, Resource: "deployments.apps"}, {Kind: "restore", Start: 197 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

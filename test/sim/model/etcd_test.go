@@ -31,3 +31,29 @@ func TestCreatingAServedResourceKeepsItsCache(t *testing.T) {
 		c.Close()
 	})
 }
+
+// A store that lacks a key whose deletion a restore undid, back to before
+// the key was created, lacks nothing: absent either way. The truth took the
+// undone deletion as the store's state and counted the restore's revert
+// as missing (simulation seed 1001680: a CRD deleted, etcd restored 50,000
+// back, a store that relisted after it read as lacking 7 changes).
+func TestAStoreLackingAKeyARestoreUnmadeLacksNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := New(Config{Seed: 1})
+		c.AddResource(ResourceSpec{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true})
+		c.Do(func(tx *Tx) {
+			before := tx.Revision(MainEtcd)
+			tx.Create("configmaps", "ns", "a", nil)
+			tx.Delete("configmaps", "ns", "a")
+			tx.Restore(MainEtcd, before)
+			if _, missing, _ := tx.Fresh(tx.StoreView("configmaps", Scope{}, map[string]string{}), now()); missing != 0 {
+				t.Errorf("an empty store lacks %d changes after a restore to before the only key was created", missing)
+			}
+			tx.Create("configmaps", "ns", "a", nil)
+			if _, missing, _ := tx.Fresh(tx.StoreView("configmaps", Scope{}, map[string]string{}), now()); missing != 1 {
+				t.Errorf("an empty store lacks %d changes once the key is created again; want 1", missing)
+			}
+		})
+		c.Close()
+	})
+}

@@ -303,8 +303,8 @@ func (tx *Tx) Waiting(host, res string) bool {
 // StoreView returns the view of an informer whose store the simulation
 // can read (one of PartialObjectMetadata, as a controller's cache holds):
 // held maps each key it holds to the resource version it holds it at. A
-// key it lacks is taken as holding the key's last delete, if any (a store
-// without a deleted object is right about it). scope scopes it as the
+// key it lacks is taken as holding the key's last delete a restore did
+// not undo, if any (a store without a deleted object is right about it). scope scopes it as the
 // informer's list and watch are.
 func (tx *Tx) StoreView(res string, scope Scope, held map[string]string) *View {
 	r := tx.c.resources[res]
@@ -315,8 +315,12 @@ func (tx *Tx) StoreView(res string, scope Scope, held map[string]string) *View {
 	for key, log := range r.keys {
 		rvs, ok := held[key]
 		if !ok {
+			// absent: as of its latest deletion in effect; one a restore
+			// undid is not (the key went back to what it was before, absent
+			// too when the restore went back before its creation: a store
+			// that relisted after it lacks nothing; simulation seed 1001680)
 			for i := len(log) - 1; i >= 0; i-- {
-				if w := log[i].W; w != nil && w.Type == Deleted {
+				if w := log[i].W; w != nil && w.Type == Deleted && !w.Lost {
 					v.Store[key] = w
 					break
 				}
