@@ -65,15 +65,10 @@ type Proof struct {
 	// incident and not the server's cadence
 	held, heldFresh bool
 
-	lag     uint64
-	lagAt   time.Time
-	lagHead time.Time // when the head sample lag was measured against was taken
-	behind  bool      // the latest bookmark came from a watch cache that did not catch up
-	// lagUnsure: lag came from a list of a watch cache below the head,
-	// which no read of the informer's own moves: a quiet resource's cache
-	// trails the writes elsewhere as a stuck one does, so the lag is
-	// unknown until a delivery measures it or a prompt proof settles it
-	lagUnsure bool
+	lag      uint64
+	lagAt    time.Time
+	lagHead  time.Time // when the head sample lag was measured against was taken
+	lagBasis lagBasis  // what lag rests on
 	// bookmarked: when the store last applied a bookmark
 	bookmarked time.Time
 
@@ -118,6 +113,41 @@ const (
 var standingNames = [...]string{"unlisted", "listed", "listedInLoss", "mustList"}
 
 func (s standing) String() string { return standingNames[s] }
+
+// lagBasis is what the store's RV lag rests on: the proof core's lag
+// states.
+//
+//	any ─ApplyEvent, a prompt proof (settleLag), a list of a watch cache
+//	    at or above the head, a read the watch cache reached─▶ lagMeasured
+//	any ─ApplyList of a watch cache below the head that no read of the
+//	    informer's own moves─▶ lagUnsure
+//	any ─a bookmark DispatchSlack after a consistent read on the same
+//	    connection, below the read's head─▶ lagBehind
+//	lagBehind ─a bookmark at or above the read's head─▶ lagMeasured
+//	any ─a restore (sync)─▶ lagMeasured, lag 0
+//
+// ApplyEvent measures anew against a newer head sample; against the same
+// one it keeps the larger lag, and an unsure basis.
+type lagBasis uint8
+
+const (
+	// lagMeasured: lag is how far behind the head the latest delivery
+	// was (0 when a prompt proof since showed the store caught up)
+	lagMeasured lagBasis = iota
+	// lagUnsure: lag came from a list of a watch cache below the head,
+	// which no read of the informer's own moves: a quiet resource's cache
+	// trails the writes elsewhere as a stuck one does, so the lag is
+	// unknown until a delivery measures it or a prompt proof settles it
+	lagUnsure
+	// lagBehind: the latest bookmark came from a watch cache that did
+	// not catch up with a consistent read on the same connection: no
+	// proof settles it, only a delivery or a bookmark at the read's head
+	lagBehind
+)
+
+var lagBasisNames = [...]string{"lagMeasured", "lagUnsure", "lagBehind"}
+
+func (b lagBasis) String() string { return lagBasisNames[b] }
 
 type peak struct {
 	at   time.Time
@@ -236,7 +266,7 @@ func (p *Proof) sync(env Env) {
 		return
 	}
 	p.fresh = p.lostFresh(sp, p.previousFresh(sp))
-	p.rv, p.lag, p.behind, p.read, p.epoch, p.lagUnsure = 0, 0, false, nil, sp.Epoch(), false
+	p.rv, p.lag, p.lagBasis, p.read, p.epoch = 0, 0, lagMeasured, nil, sp.Epoch()
 }
 
 // settle commits the withdrawal of an RV of another history before the
@@ -309,7 +339,7 @@ func (p *Proof) ApplyList(rv uint64, began time.Time, consistent bool, env Env) 
 	}
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
-	p.anyProof, p.lag, p.lagAt, p.behind, p.read, p.lagUnsure = false, 0, env.Now, false, nil, false
+	p.anyProof, p.lag, p.lagAt, p.lagBasis, p.read = false, 0, env.Now, lagMeasured, nil
 	if head, recv, ok := env.Space.Timeline.HeadBy(began); ok && head > rv && !lost {
 		// a list is a delivery: one from a watch cache behind a head
 		// known when it began leaves the store that far behind. A head
@@ -319,7 +349,10 @@ func (p *Proof) ApplyList(rv uint64, began time.Time, consistent bool, env Env) 
 		// that move the watch's cache, a cache behind the head may be
 		// a quiet resource's, missing nothing; nor is a head of another
 		// etcd any measure of it (lagUnsure).
-		p.lag, p.lagHead, p.lagUnsure = head-rv, recv, !consistent && !env.OwnReads || env.Unsettled
+		p.lag, p.lagHead = head-rv, recv
+		if !consistent && !env.OwnReads || env.Unsettled {
+			p.lagBasis = lagUnsure
+		}
 	}
 	if consistent && !lost {
 		p.prove(began, time.Time{}, env)
@@ -343,11 +376,14 @@ func (p *Proof) ApplyEvent(rv uint64, env Env) {
 			sample = head - rv
 		}
 		if p.lagNow(env) == 0 || recv.After(p.lagHead) {
-			p.lag, p.lagUnsure = sample, false
+			p.lag, p.lagBasis = sample, lagMeasured
 		} else {
 			p.lag = max(p.lag, sample)
+			if p.lagBasis == lagBehind {
+				p.lagBasis = lagMeasured
+			}
 		}
-		p.lagAt, p.lagHead, p.behind = env.Now, recv, false
+		p.lagAt, p.lagHead = env.Now, recv
 	}
 	if rv > p.rv {
 		p.observe(rv, env)
@@ -380,7 +416,7 @@ func (p *Proof) proven(env Env) (at, learned time.Time) {
 // catch up keeps its lag until a delivery says otherwise.
 func (p *Proof) lagNow(env Env) uint64 {
 	at, learned := p.proven(env)
-	if !p.behind && !at.Before(p.lagAt) && learned.Sub(at) <= recentProof(env) {
+	if p.lagBasis != lagBehind && !at.Before(p.lagAt) && learned.Sub(at) <= recentProof(env) {
 		return 0
 	}
 	return p.lag
@@ -393,7 +429,7 @@ func (p *Proof) lagNow(env Env) uint64 {
 // prompt one (TestASettledLagStaysSettled).
 func (p *Proof) settleLag(env Env) {
 	if p.lag != 0 && p.lagNow(env) == 0 {
-		p.lag, p.lagUnsure = 0, false
+		p.lag, p.lagBasis = 0, lagMeasured
 	}
 }
 
@@ -404,7 +440,7 @@ func (p *Proof) settleLag(env Env) {
 // nothing missing that the watch's server could send).
 func (p *Proof) settledAt(env Env) time.Time {
 	since := p.lagAt
-	if at, learned := p.proven(env); !p.behind && at.After(since) && learned.Sub(at) <= recentProof(env) {
+	if at, learned := p.proven(env); p.lagBasis != lagBehind && at.After(since) && learned.Sub(at) <= recentProof(env) {
 		since = at
 	}
 	if at, ok := env.Watch.Resumed(env.Now); ok && at.After(since) {
@@ -438,14 +474,17 @@ func (p *Proof) ApplyBookmark(rv uint64, received time.Time, env Env) {
 	if r := p.read; r != nil && env.OwnReads {
 		switch {
 		case rv >= r.head:
-			p.read, p.behind = nil, false
+			p.read = nil
+			if p.lagBasis == lagBehind {
+				p.lagBasis = lagMeasured
+			}
 		case received.Sub(r.recv) > DispatchSlack:
 			// a bookmark sent after a consistent read on the same
 			// connection answered carries at least the read's head,
 			// unless the watch cache behind that connection did not
 			// catch up
 			p.read = nil
-			p.lag, p.lagAt, p.behind, p.lagUnsure = r.head-rv, env.Now, true, false
+			p.lag, p.lagAt, p.lagBasis = r.head-rv, env.Now, lagBehind
 		}
 		// else it may have been sent as the read answered: the next
 		// bookmark (or readUnmet, a cadence on) judges the read
@@ -691,7 +730,7 @@ func (p *Proof) Snapshot(env Env) Values {
 			v.Lag = head - rv
 		}
 	default:
-		if lag := p.lagNow(env); lag == 0 || !p.lagUnsure {
+		if lag := p.lagNow(env); lag == 0 || p.lagBasis != lagUnsure {
 			v.Lag, v.LagKnown = lag, true
 		}
 	}
