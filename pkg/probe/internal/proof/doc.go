@@ -27,9 +27,13 @@
 //     detected (Space.Anchor, the first canary's resource where several
 //     write, and a space's sources unsettled until the reference confirms
 //     or contradicts them, a canary's writes judged only once its
-//     resource is settled, and no contradiction counted while a write
-//     shows the reads to be of a lost history, whose frozen caches
-//     contradict each other);
+//     resource is settled, the canary's anchor settled still when the
+//     reference fails over from it, and no contradiction counted while a
+//     write shows the reads to be of a lost history, whose frozen caches
+//     contradict each other); a resource found to read another etcd moves
+//     to a space of its own, where its stores stand listed as of their
+//     lists, so that a restore of that etcd finds them unlisted since
+//     (Proof.Reset);
 //   - every informer of a resource holds all its objects, and a fact
 //     about one informer is one about the resource: detected, as Overdue
 //     (package probe holds an informer to the canary's writes only once
