@@ -189,14 +189,12 @@ func (v *View) scopes(key string) bool { return v.Scope.Holds(key) }
 // position returns the index after the latest entry of log (by t) that
 // left the key at held: its write, or a restore's revert to it (a revert
 // supersedes what came before it, reverts of an earlier restore included);
-// 0 when held is nil (the view never saw the key).
+// held nil is the key before its creation, left so by a revert to before
+// it, or from the start (the view never saw the key).
 func position(log []*entry, held *Write, t time.Time) int {
-	if held == nil {
-		return 0
-	}
 	for i := len(log) - 1; i >= 0; i-- {
 		e := log[i]
-		if e.W == held || e.Revert && e.Target == held && !e.At.After(t) {
+		if held != nil && e.W == held || e.Revert && e.Target == held && !e.At.After(t) {
 			return i + 1
 		}
 	}
@@ -303,8 +301,8 @@ func (tx *Tx) Waiting(host, res string) bool {
 // StoreView returns the view of an informer whose store the simulation
 // can read (one of PartialObjectMetadata, as a controller's cache holds):
 // held maps each key it holds to the resource version it holds it at. A
-// key it lacks is taken as holding the key's last delete a restore did
-// not undo, if any (a store without a deleted object is right about it). scope scopes it as the
+// key it lacks is taken as holding the latest entry that left it absent (a
+// store without a deleted object is right about it). scope scopes it as the
 // informer's list and watch are.
 func (tx *Tx) StoreView(res string, scope Scope, held map[string]string) *View {
 	r := tx.c.resources[res]
@@ -315,13 +313,22 @@ func (tx *Tx) StoreView(res string, scope Scope, held map[string]string) *View {
 	for key, log := range r.keys {
 		rvs, ok := held[key]
 		if !ok {
-			// absent: as of its latest deletion in effect; one a restore
-			// undid is not (the key went back to what it was before, absent
-			// too when the restore went back before its creation: a store
-			// that relisted after it lacks nothing; simulation seed 1001680)
+			// absent as of the latest entry that left the key absent: a
+			// deletion (one a restore undid too: the store may have
+			// applied it), or a restore's revert to a deletion or to
+			// before the key was created (held nil: position finds it; a
+			// store that relisted after a restore to before the key's
+			// creation lacks nothing, simulation seed 1001680)
 			for i := len(log) - 1; i >= 0; i-- {
-				if w := log[i].W; w != nil && w.Type == Deleted && !w.Lost {
-					v.Store[key] = w
+				e := log[i]
+				if e.W != nil && e.W.Type == Deleted {
+					v.Store[key] = e.W
+					break
+				}
+				if e.Revert && (e.Target == nil || e.Target.Type == Deleted) {
+					if e.Target != nil {
+						v.Store[key] = e.Target
+					}
 					break
 				}
 			}
