@@ -943,6 +943,26 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "delete-crd", Start: 188 * time.Second, Dur: 10 * time.Second, Resource: "deployments.apps"}, {Kind: "restore", Start: 197 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}},
 		},
 	},
+	{
+		caught: "the widened run's seeds 1003001-1006000 on 7 December (seed 1005679, shrunk), not fixed yet: widgets idle, etcd without progress notifications, its CRD deleted for 45 s, then the informers' connection frozen 2 min and reset; 270 s after the last fault, RV lag 3,279 on a store missing nothing, lag read as owed because a freshness read of an operator's label-selected informer (ctrl-shard-a) answered a head its next bookmark had not reached by the time readUnmet expected it (due 7 s after the read by the watch's learned schedule, while the model's server sent it 18 s later, 2 s before the session's timeout). Traced so far: the client's and the server's deadlines agree; a Period of kube-apiserver's minute alone does not fix it; the schedule's reference (Watch.sentAt, a bookmark late by more than the tick taken as held) is the next suspect",
+		lie:    "widgets.example.com", lieRule: "lag while nothing missing|lag while idle",
+		h: History{Seed: 1005679, Duration: 10 * time.Minute, Background: 100,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, DispatchLag: 1 * time.Second, MoreCanaries: []string{"gadgets.legacy.example.io", "deployments.apps"},
+				Resources: []Watched{{ResourceSpec: resNoBookmark.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=rvsync-canary"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}, {Host: "ctrl-rvsync", Embedded: true, Namespace: "rvsync"}, {Host: "ctrl-late", Embedded: true, StartAfter: 328 * time.Second, StopAfter: 659 * time.Second}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resWidgets.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}, {Host: "ctrl-late", Embedded: true, StartAfter: 289 * time.Second}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 227 * time.Second}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=rvsync-canary"}}}}},
+			Loads:  []Load{},
+			Faults: []Fault{{Kind: "delete-crd", Start: 181 * time.Second, Dur: 45 * time.Second, Resource: "widgets.example.com"}, {Kind: "freeze", Start: 212 * time.Second, Dur: 2 * time.Minute, Host: "informers", Reset: true}},
+		},
+	},
+	{
+		caught: "the same range (seed 1005483, shrunk), not fixed yet, maybe the same mechanism: three API servers, etcd without progress notifications, deployments' and widgets' CRDs deleted, the informers frozen 45 s and reset: RV lag 568 on deployments at 555 s, nothing missing, every watch live",
+		lie:    "deployments.apps", lieRule: "lag while nothing missing",
+		h: History{Seed: 1005483, Duration: 10 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, ListLatency: 2 * time.Second, MoreCanaries: []string{"widgets.example.com"},
+				Resources: []Watched{{ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-shard-a", Embedded: true, Selector: "shard=a"}}}, {ResourceSpec: resSecrets.ResourceSpec, Informers: []Informer{{Host: "informers"}}}, {ResourceSpec: resWidgets.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=obj-0"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}}}}},
+			Loads:  []Load{},
+			Faults: []Fault{{Kind: "delete-crd", Start: 198 * time.Second, Dur: 6 * time.Minute, Resource: "widgets.example.com"}, {Kind: "delete-crd", Start: 202 * time.Second, Dur: 10 * time.Second, Resource: "deployments.apps"}, {Kind: "freeze", Start: 218 * time.Second, Dur: 45 * time.Second, Host: "informers", Reset: true}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
