@@ -168,12 +168,14 @@ func (c *canaryState) wroteFrom(rv uint64, sent time.Time, held map[*informer]ui
 }
 
 // reset forgets the RVs of a history the store no longer has, whose loss
-// was proven at at.
-func (c *canaryState) reset(at time.Time) {
+// the head probe proved at at, reading head: its pending writes above head
+// are lost (simulation seed 1007104: kept pending, one expired at its
+// lost RV and stayed overdue for every informer).
+func (c *canaryState) reset(at time.Time, head uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.since = maxTime(c.since, at)
-	c.written, c.seenRV, c.seenAt, c.seenBy, c.recent, c.proofs, c.reached, c.expired = 0, 0, time.Time{}, nil, nil, nil, nil, 0
+	c.forgetLocked(head)
 }
 
 // forgetLocked drops the memory of a lost history above rv: its pending
@@ -458,7 +460,7 @@ func (c *Canary) beat(ctx context.Context) {
 	}
 	if lost {
 		warn(sp.log, "a write landed below resource versions already seen: the store's history went back (etcd restored?); history reset")
-		c.m.regressed(sp, now)
+		c.m.regressed(sp, now, rv)
 	}
 }
 

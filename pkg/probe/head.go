@@ -255,17 +255,18 @@ func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent,
 			m.metrics.TimelineDropped.WithLabelValues(r.name).Add(float64(dropped))
 		}
 	}
-	m.settle(sp, v)
+	m.settle(sp, v, rv)
 	return rv, integer, true
 }
 
 // stamp formats t for a trace line: to the millisecond, wall clock.
 func stamp(t time.Time) string { return t.Format("15:04:05.000") }
 
-// settle acts on a sample's verdict: a source found to read another etcd
-// moves, with its resource, to an RV space of its own; a head that went
-// back is counted as a regression of every resource of the space.
-func (m *Monitor) settle(sp *space, v proof.Verdict) {
+// settle acts on the verdict of a sample that saw head rv: a source found
+// to read another etcd moves, with its resource, to an RV space of its
+// own; a head that went back is counted as a regression of every resource
+// of the space.
+func (m *Monitor) settle(sp *space, v proof.Verdict, rv uint64) {
 	for _, id := range v.Foreign {
 		sp.mu.Lock()
 		src := sp.sources[id]
@@ -278,17 +279,18 @@ func (m *Monitor) settle(sp *space, v proof.Verdict) {
 		sp.log.Info("head resource version went back again, to etcd's history after a loss counted before; history reset")
 	case v.Regressed:
 		warn(sp.log, "head resource version went backwards (etcd restored?); history reset")
-		m.regressed(sp, m.opts.Clock.Now())
+		m.regressed(sp, m.opts.Clock.Now(), rv)
 	}
 }
 
-// regressed counts a regression of every resource of sp and forgets what
-// their canaries saw of the lost history.
-func (m *Monitor) regressed(sp *space, at time.Time) {
+// regressed counts a regression of every resource of sp, proven at at
+// with etcd's head at head, and forgets what their canaries saw of the
+// lost history.
+func (m *Monitor) regressed(sp *space, at time.Time, head uint64) {
 	for _, r := range sp.resourceList() {
 		r.regressions.Inc()
 		if c := r.canary.Load(); c != nil {
-			c.reset(at)
+			c.reset(at, head)
 		}
 	}
 }

@@ -27,6 +27,7 @@ type scriptedLW struct {
 	watchErr error
 	lists    int
 	onList   func() // called during each List, e.g. to move the clock
+	onWatch  func() // called during each Watch, e.g. to move the clock
 }
 
 func (s *scriptedLW) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
@@ -43,6 +44,9 @@ func (s *scriptedLW) ListWithContext(context.Context, metav1.ListOptions) (runti
 }
 
 func (s *scriptedLW) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	if s.onWatch != nil {
+		s.onWatch()
+	}
 	if s.watchErr != nil {
 		return nil, s.watchErr
 	}

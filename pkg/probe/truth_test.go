@@ -706,7 +706,7 @@ func TestStaleWatchCacheAfterARestoreIsCaughtByWrites(t *testing.T) {
 		sp.mu.Lock()
 		if sp.core.Write(w.write(), sec(s+1), false) { // the canary's write lands in the restored history
 			sp.mu.Unlock()
-			w.mon.regressed(sp, w.clock.Now())
+			w.mon.regressed(sp, w.clock.Now(), w.rv)
 		} else {
 			sp.mu.Unlock()
 		}
@@ -810,6 +810,54 @@ func TestFreshnessReadPrecedesThePreTimeoutBookmark(t *testing.T) {
 	// A bookmark a minute, each proving a read sent proof.FreshenLead before it.
 	if bound := 60 + proof.FreshenLead.Seconds() + 5; worst > bound {
 		t.Errorf("idle resource's staleness reached %.1fs at %ds; a read before every bookmark keeps it under %.0fs", worst, worstAt, bound)
+	}
+}
+
+// The API server counts a watch's timeout from when it started the watch,
+// and sends its pre-timeout bookmark 2s before that: a watch request that
+// a frozen connection held 2 minutes before the server saw it ends, and
+// has its last bookmark, 2 minutes after one timed from the request. A
+// freshness read before the bookmark so expected went unmet: the lag of
+// an idle resource read 1,000s of revisions while its store missed
+// nothing (simulation seed 1005679: RV lag 3,279 for 30 s).
+func TestAWatchHeldOnTheWayCountsItsTimeoutFromItsStart(t *testing.T) {
+	w := newWorld(t, 10_000)
+	w.watchTimeout = 374 * time.Second
+	cacheRV := w.rv
+	w.is.setHook(func(h *informerHooks) {
+		h.freshen, h.ownReads = func(context.Context) (string, error) {
+			cacheRV = w.rv
+			return strconv.FormatUint(w.rv, 10), nil
+		}, true
+	})
+	w.probe(0)
+	held := 120 * time.Second
+	w.inner.onWatch = func() { w.clock.Step(held) } // the request waits on a frozen connection
+	w.sync(0)
+	w.inner.onWatch = nil
+	opened := held.Seconds() // the server started the watch as the request reached it
+	next := opened + 60
+	var worst uint64
+	var worstAt int
+	for s := int(opened) + 1; s <= int(opened+w.watchTimeout.Seconds())-1; s++ {
+		w.others(200) // a busy cluster; this resource is idle
+		if s%5 == 0 {
+			w.probe(float64(s))
+		}
+		w.freshen(float64(s))
+		switch deadline := opened + w.watchTimeout.Seconds(); {
+		case float64(s) == deadline-2:
+			w.deliver(float64(s), watch.Bookmark, cacheRV)
+		case float64(s) == next:
+			w.deliver(float64(s), watch.Bookmark, cacheRV)
+			next += 60
+		}
+		if sn := w.snap(float64(s) + 0.5); sn.LagKnown && sn.Lag > worst {
+			worst, worstAt = sn.Lag, s
+		}
+	}
+	if worst > 0 {
+		t.Errorf("an idle resource whose every bookmark came on the server's schedule read RV lag %d at %ds; want 0", worst, worstAt)
 	}
 }
 

@@ -17,6 +17,11 @@
 //     for by the cacher's dispatch tick (DispatchSlack);
 //   - a List takes time: its lag is measured against the head known when
 //     it began (ApplyList);
+//   - the API server ends a watch its timeout after it started it, and
+//     sends a bookmark 2s before: package probe counts the timeout from
+//     when the watch's answer came back, the latest the server can have
+//     started it (a request a frozen connection held for minutes reaches
+//     the server that late);
 //   - in one history a write commits above everything observed before it
 //     was sent, so one that lands below a store's RV is of another history
 //     (Space.FirstWriteBelow, SameHistoryAt);
@@ -28,12 +33,13 @@
 //     write, and a space's sources unsettled until the reference confirms
 //     or contradicts them, a canary's writes judged only once its
 //     resource is settled, the canary's anchor settled still when the
-//     reference fails over from it, and no contradiction counted while a
-//     write shows the reads to be of a lost history, whose frozen caches
-//     contradict each other); a resource found to read another etcd moves
-//     to a space of its own, where its stores stand listed as of their
-//     lists, so that a restore of that etcd finds them unlisted since
-//     (Proof.Reset);
+//     reference fails over from it and never contradicted, and no
+//     contradiction counted while a write shows the reads to be of a lost
+//     history, whose frozen caches contradict each other; a restore drops
+//     the canaries' pending writes of the lost history); a resource found
+//     to read another etcd moves to a space of its own, where its stores
+//     stand listed as of their lists, so that a restore of that etcd
+//     finds them unlisted since (Proof.Reset);
 //   - every informer of a resource holds all its objects, and a fact
 //     about one informer is one about the resource: detected, as Overdue
 //     (package probe holds an informer to the canary's writes only once

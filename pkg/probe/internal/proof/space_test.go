@@ -278,6 +278,34 @@ func TestTheCanarysAnchorStaysSettled(t *testing.T) {
 	}
 }
 
+// Nor is the anchor ever contradicted into a space of its own: after a
+// failover the new reference may be the one of another etcd, or read a
+// frozen cache of a lost history; the canary's writes define the space
+// (simulation seed 1007935: the anchor found foreign after a restore, its
+// next write counted the restore again in its own space).
+func TestTheCanarysAnchorIsNeverForeign(t *testing.T) {
+	sp := twoSources()
+	if !sp.Anchor(0) {
+		t.Fatal("source 0 could not be anchored")
+	}
+	probeRising(sp, 1010, 1)
+	for i := 0; i < refFailover; i++ { // the anchor's probe is refused
+		sp.Failed(0)
+	}
+	head := uint64(2000)
+	for i := 0; i < 2*foreignAfter+2; i++ { // the new reference above the anchor, both moving
+		at := 60 + 5*float64(i)
+		head += 10
+		if v := sp.Sample(1, head, true, sec(at), sec(at), true); slices.Contains(v.Foreign, 0) {
+			t.Fatalf("the anchor was found foreign at %vs", at)
+		}
+		sp.Sample(0, head-500+uint64(i), true, sec(at+1), sec(at+1), false)
+	}
+	if !slices.Contains(sp.Sources(), 0) {
+		t.Errorf("the anchor left the space: sources %v", sp.Sources())
+	}
+}
+
 // A restore while the reference's probe fails: the reference fails over
 // to another resource, whose first answers are below the old reference's
 // head. That alone may be another etcd (a margin of settleAfter samples
