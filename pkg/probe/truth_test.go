@@ -786,22 +786,11 @@ func TestFreshnessReadPrecedesThePreTimeoutBookmark(t *testing.T) {
 	var worst float64
 	var worstAt int
 	for s := 1; s <= 900; s++ {
-		w.others(200) // a busy cluster; this resource is idle
-		if s%5 == 0 {
-			w.probe(float64(s))
-		}
-		w.freshen(float64(s))
-		switch deadline := opened + w.watchTimeout.Seconds(); {
-		case float64(s) == deadline-2:
-			w.deliver(float64(s), watch.Bookmark, cacheRV)
-		case float64(s) == deadline:
+		if w.idleSecond(s, opened, &next, &cacheRV) {
 			w.endWatch(float64(s))
 			w.at(float64(s))
 			w.openWatch()
 			opened, next = float64(s), float64(s)+60
-		case float64(s) == next:
-			w.deliver(float64(s), watch.Bookmark, cacheRV)
-			next += 60
 		}
 		if sn := w.snap(float64(s) + 0.5); sn.StalenessKnown && sn.StalenessSeconds > worst {
 			worst, worstAt = sn.StalenessSeconds, s
@@ -840,18 +829,7 @@ func TestAWatchHeldOnTheWayCountsItsTimeoutFromItsStart(t *testing.T) {
 	var worst uint64
 	var worstAt int
 	for s := int(opened) + 1; s <= int(opened+w.watchTimeout.Seconds())-1; s++ {
-		w.others(200) // a busy cluster; this resource is idle
-		if s%5 == 0 {
-			w.probe(float64(s))
-		}
-		w.freshen(float64(s))
-		switch deadline := opened + w.watchTimeout.Seconds(); {
-		case float64(s) == deadline-2:
-			w.deliver(float64(s), watch.Bookmark, cacheRV)
-		case float64(s) == next:
-			w.deliver(float64(s), watch.Bookmark, cacheRV)
-			next += 60
-		}
+		w.idleSecond(s, opened, &next, &cacheRV)
 		if sn := w.snap(float64(s) + 0.5); sn.LagKnown && sn.Lag > worst {
 			worst, worstAt = sn.Lag, s
 		}

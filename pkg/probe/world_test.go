@@ -135,6 +135,30 @@ func (w *world) endWatch(s float64) {
 	}
 }
 
+// idleSecond runs second s of a busy cluster (200 writes/s elsewhere)
+// around this idle resource: a head probe every 5s, the freshness reads
+// that are due, and the API server's bookmarks to the watch opened at
+// opened, carrying the watch cache's RV *cacheRV: one a minute (the next
+// due at *next) and one 2s before its timeout. It reports whether s is
+// the timeout, which it leaves to the caller.
+func (w *world) idleSecond(s int, opened float64, next *float64, cacheRV *uint64) (timeout bool) {
+	w.others(200)
+	if s%5 == 0 {
+		w.probe(float64(s))
+	}
+	w.freshen(float64(s))
+	switch deadline := opened + w.watchTimeout.Seconds(); {
+	case float64(s) == deadline-2:
+		w.deliver(float64(s), watch.Bookmark, *cacheRV)
+	case float64(s) == deadline:
+		return true
+	case float64(s) == *next:
+		w.deliver(float64(s), watch.Bookmark, *cacheRV)
+		*next += 60
+	}
+	return false
+}
+
 // write commits one write to this resource; it returns its RV.
 func (w *world) write() uint64 { w.rv++; return w.rv }
 
