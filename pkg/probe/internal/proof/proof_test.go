@@ -605,7 +605,7 @@ func TestASplitDoesNotForgetARestore(t *testing.T) {
 // events on an etcd of their own: staleness 4.5 s, 26 changes missing
 // for 75 s).
 func TestASplitStoreOwesItsNewSpacesRestores(t *testing.T) {
-	sp, w, p, env := listedAt1000()
+	_, w, p, env := listedAt1000()
 	own := NewSpace(64, sec(0), 5*time.Second)
 	own.AddSource(0)
 	envOwn := func(at time.Time) Env {
@@ -632,8 +632,6 @@ func TestASplitStoreOwesItsNewSpacesRestores(t *testing.T) {
 		t.Errorf("after the split and a restore of its new space: ahead %v, fresh known %v; want ahead (not listed since the restore)", v.Ahead, v.FreshKnown)
 	}
 	// a store that never listed owes nothing
-	sp, w, p, env = listedAt1000()
-	_ = sp
 	p = &Proof{}
 	p.Reset(env(sec(10)), own.Epoch())
 	if v := p.Snapshot(envOwn(sec(141))); v.Ahead {
