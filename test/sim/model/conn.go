@@ -22,6 +22,13 @@ import (
 // round-robin, and pins it there until the server goes down or the
 // connection is dropped: on HTTP/1.1 the requests of one client reach
 // several servers.
+//
+// A frozen host is what a fault proxy's stall makes of it (every
+// connection, present and future, open and forwarding nothing), as
+// client-go's transports see it: a request on a frozen connection hangs;
+// a new connection connects but its TLS handshake gets no answer, and the
+// dial fails after tlsHandshakeTimeout; on HTTP/2 the health check closes
+// the frozen connection (h2HealthCloseLocked).
 type hostConns struct {
 	name   string
 	pooled bool    // HTTP/1.1
@@ -54,9 +61,45 @@ type conn struct {
 	// or slowed
 	disrupted time.Time
 	idleAt    time.Time // HTTP/1.1: when it went back to the pool
+	// HTTP/2: when the client last read a frame of the connection
+	// (an answer, a watch's event or end, the dial's settings), and what
+	// its health check does while the host is frozen: lost is closed when
+	// it closes the connection, at healthA
+	lastRead time.Time
+	lost     chan struct{}
+	healthA  *action
 }
 
 var errConnReset = errors.New("read: connection reset by peer")
+
+// What client-go's transports do with a frozen connection (measured
+// through the fault proxy's stall, kube-apiserver 1.37.2, client-go
+// 0.37.2, golang.org/x/net 0.61.0): k8s.io/apimachinery/pkg/util/net
+// gives HTTP/2 a health check (HTTP2_READ_IDLE_TIMEOUT_SECONDS,
+// HTTP2_PING_TIMEOUT_SECONDS): a connection that read no frame for 30s is
+// pinged, and closed when no answer came in 15s; its requests and watches
+// fail with errConnLost (client-go retries a GET once, 1s later; a watch's
+// reader gets it as an error event). A new connection's TCP connect
+// succeeds, its TLS handshake waits: k8s.io/client-go/transport gives it
+// 10s.
+const (
+	h2ReadIdleTimeout   = 30 * time.Second
+	h2PingTimeout       = 15 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+)
+
+var errConnLost = errors.New("http2: client connection lost")
+
+// errTLSHandshakeTimeout is net/http's error for a dial whose handshake
+// took longer than the transport's TLSHandshakeTimeout: a net.Error that
+// times out (client-go retries a watch on it, up to 10 times, 1s apart).
+var errTLSHandshakeTimeout error = tlsHandshakeTimeoutError{}
+
+type tlsHandshakeTimeoutError struct{}
+
+func (tlsHandshakeTimeoutError) Timeout() bool   { return true }
+func (tlsHandshakeTimeoutError) Temporary() bool { return true }
+func (tlsHandshakeTimeoutError) Error() string   { return "net/http: TLS handshake timeout" }
 
 // idleConnTimeout is how long an idle HTTP/1.1 connection stays in the pool
 // (client-go's transports: 90s).
@@ -148,7 +191,7 @@ func (c *Cluster) routeLocked(cn *conn) *APIServer {
 	cn.server = nil
 	if pin := cn.h.pin; pin >= 0 {
 		if s := c.servers[pin]; s.up {
-			cn.server = s
+			cn.server, cn.lastRead = s, now()
 		}
 		return cn.server
 	}
@@ -156,11 +199,68 @@ func (c *Cluster) routeLocked(cn *conn) *APIServer {
 		s := c.servers[c.nextConn%len(c.servers)]
 		c.nextConn++
 		if s.up {
-			cn.server = s
+			cn.server, cn.lastRead = s, now()
 			return s
 		}
 	}
 	return nil
+}
+
+// liveConnLocked returns the connection a request of h goes on without a
+// dial: HTTP/2's one connection, while it has a server; nil otherwise.
+func liveConnLocked(h *hostConns) *conn {
+	if h.pooled || len(h.conns) == 0 || h.conns[0].server == nil {
+		return nil
+	}
+	return h.conns[0]
+}
+
+// readLocked records that the client read a frame of cn at t.
+func (cn *conn) readLocked(t time.Time) {
+	if t.After(cn.lastRead) {
+		cn.lastRead = t
+	}
+}
+
+// h2HealthCheckLocked schedules what HTTP/2's health check does to cn,
+// frozen at t: the first ping after the last frame the client read (one
+// every h2ReadIdleTimeout of silence; those sent before t were answered)
+// gets no answer, and the connection closes h2PingTimeout later.
+func (c *Cluster) h2HealthCheckLocked(cn *conn, t time.Time) {
+	last := cn.lastRead
+	for _, s := range cn.streams {
+		s.mu.Lock()
+		if s.lastRead.After(last) {
+			last = s.lastRead
+		}
+		s.mu.Unlock()
+	}
+	ping := last.Add(h2ReadIdleTimeout)
+	if ping.Before(t) {
+		ping = ping.Add((t.Sub(ping) + h2ReadIdleTimeout - 1) / h2ReadIdleTimeout * h2ReadIdleTimeout)
+	}
+	lost := make(chan struct{})
+	cn.lost = lost
+	cn.healthA = c.scheduleLocked(ping.Add(h2PingTimeout), func(time.Time) {
+		c.h2HealthCloseLocked(cn, lost)
+	})
+}
+
+// h2HealthCloseLocked closes cn, frozen, as its health check does: its
+// watches end with errConnLost (what the server sent meanwhile, its
+// end of a watch too, is lost), and so do the requests hung on it; the
+// next request dials a new connection.
+func (c *Cluster) h2HealthCloseLocked(cn *conn, lost chan struct{}) {
+	if cn.lost != lost {
+		return
+	}
+	cn.lost, cn.healthA = nil, nil
+	close(lost)
+	(&Tx{c: c}).dropLocked(cn, errConnLost)
+	for _, s := range cn.streams {
+		s.fail(errConnLost)
+		s.setFrozen(false)
+	}
 }
 
 // SetHTTP1 makes the clients of host speak HTTP/1.1 (pooled true: a pool
@@ -176,7 +276,7 @@ func (tx *Tx) Pin(host string, i int) {
 	h.pin = i
 	for _, cn := range slices.Clone(h.conns) {
 		if cn.server != nil && cn.server.ID != i {
-			tx.dropLocked(cn)
+			tx.dropLocked(cn, errConnReset)
 		}
 	}
 }
@@ -203,12 +303,19 @@ func (tx *Tx) Freeze(host string, frozen, reset bool) {
 				s.setFrozen(true)
 			}
 		}
+		if cn := liveConnLocked(h); cn != nil {
+			tx.c.h2HealthCheckLocked(cn, t)
+		}
 		return
 	}
 	close(h.thaw)
+	for _, cn := range h.conns {
+		tx.c.cancelLocked(cn.healthA)
+		cn.lost, cn.healthA = nil, nil
+	}
 	if reset {
 		for _, cn := range slices.Clone(h.conns) {
-			tx.dropLocked(cn)
+			tx.dropLocked(cn, errConnReset)
 		}
 	}
 	for _, cn := range h.conns {
@@ -221,11 +328,12 @@ func (tx *Tx) Freeze(host string, frozen, reset bool) {
 // Drop breaks the connections of host.
 func (tx *Tx) Drop(host string) {
 	for _, cn := range slices.Clone(tx.c.hostLocked(host).conns) {
-		tx.dropLocked(cn)
+		tx.dropLocked(cn, errConnReset)
 	}
 }
 
-func (tx *Tx) dropLocked(cn *conn) {
+// dropLocked breaks cn: its watches end with err.
+func (tx *Tx) dropLocked(cn *conn, err error) {
 	t := now()
 	cn.disrupted, cn.h.disrupted = t, t
 	if cn.server != nil {
@@ -233,7 +341,7 @@ func (tx *Tx) dropLocked(cn *conn) {
 			// (end takes the watcher out of wc.watchers)
 			for _, wt := range slices.Clone(wc.watchers) {
 				if wt.conn == cn {
-					wt.end(t, errConnReset)
+					wt.end(t, err)
 				}
 			}
 		}
@@ -304,6 +412,8 @@ type stream struct {
 	errAt   time.Time
 	closed  bool
 	onClose func()
+	// lastRead is when the reader last took a frame, its end or its error
+	lastRead time.Time
 }
 
 type frame struct {
@@ -378,6 +488,7 @@ func (s *stream) Read(p []byte) (int, error) {
 			if s.wait(s.errAt) {
 				continue
 			}
+			s.lastRead = now()
 			return 0, s.err
 		case len(s.frames) > 0:
 			f := s.frames[0]
@@ -386,6 +497,7 @@ func (s *stream) Read(p []byte) (int, error) {
 			}
 			s.frames = s.frames[1:]
 			s.buf = f.data
+			s.lastRead = now()
 			if f.effect != nil {
 				s.mu.Unlock()
 				s.c.mu.Lock()
@@ -397,6 +509,7 @@ func (s *stream) Read(p []byte) (int, error) {
 			if s.wait(s.doneAt.Add(s.turn)) {
 				continue
 			}
+			s.lastRead = now()
 			return 0, io.EOF
 		default:
 			s.cond.Wait()

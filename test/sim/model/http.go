@@ -55,12 +55,49 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	h := c.hostLocked(req.URL.Host)
 	for h.frozen {
 		thaw, turn := h.thaw, c.turnLocked()
+		// on HTTP/2's frozen connection the request hangs until the
+		// health check closes it; with none, it dials one, whose TLS
+		// handshake gets no answer. HTTP/1.1's requests hang.
+		var lost chan struct{}
+		var deadline time.Time
+		var dial *time.Timer
+		var dialed <-chan time.Time
+		switch cn := liveConnLocked(h); {
+		case cn != nil && cn.lost != nil:
+			lost = cn.lost
+		case !h.pooled:
+			deadline = now().Add(tlsHandshakeTimeout)
+			dial = time.NewTimer(tlsHandshakeTimeout)
+			dialed = dial.C
+		}
 		c.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+		case <-lost:
+		case <-dialed:
 		case <-thaw:
 		}
+		if dial != nil {
+			dial.Stop()
+		}
+		// which came first, of the thaw, the health check, the dial's
+		// timeout and the client giving up, is the model's to say (its
+		// scheduled work runs in time order), not the select's
+		c.mu.Lock()
+		c.advanceLocked(now())
+		switch {
+		case isClosed(thaw):
+		case isClosed(lost):
+			c.mu.Unlock()
+			return nil, errConnLost
+		case !deadline.IsZero() && !now().Before(deadline):
+			c.mu.Unlock()
+			return nil, errTLSHandshakeTimeout
+		default:
+			c.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		c.mu.Unlock()
 		// the requests a thaw releases go on one at a time
 		time.Sleep(turn)
 		c.mu.Lock()
@@ -81,8 +118,12 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return c.watchLocked(ctx, req, cn, srv, r) // unlocks; the watch holds cn until it ends
 	}
 	// every other request holds its connection until its answer arrived
+	var answered bool
 	defer func() {
 		c.mu.Lock()
+		if answered {
+			cn.readLocked(now())
+		}
 		c.releaseLocked(cn)
 		c.mu.Unlock()
 	}()
@@ -101,19 +142,35 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	delay := srv.latency + h.latency + c.turnLocked()
 	if aerr != nil {
 		c.mu.Unlock()
-		return respond(ctx, req, h, delay, aerr.Code, aerr.status())
+		resp, err := respond(ctx, req, h, delay, aerr.Code, aerr.status())
+		answered = err == nil
+		return resp, err
 	}
 	if r.verb == "list" && r.q["limit"] != "1" {
 		delay += c.listLatencyLocked()
 	}
 	code, out, e := c.serveLocked(ctx, cn, srv, r) // unlocks
 	resp, err := respond(ctx, req, h, delay, code, out)
+	answered = err == nil
 	if err == nil && e != nil {
 		c.mu.Lock()
 		e(c, now())
 		c.mu.Unlock()
 	}
 	return resp, err
+}
+
+// isClosed reports whether ch (nil: never) is closed.
+func isClosed(ch chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // respond answers after delay, unless the client gives up first, in host
@@ -519,9 +576,13 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 	if !wt.deadline.IsZero() {
 		wt.deadlineA = c.scheduleLocked(wt.deadline, func(t time.Time) { wt.end(t, nil) })
 	}
+	cn.readLocked(t) // the response's headers
 	st.onClose = func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		st.mu.Lock()
+		cn.readLocked(st.lastRead)
+		st.mu.Unlock()
 		wt.end(now(), nil)
 		cn.streams = slices.DeleteFunc(cn.streams, func(x *stream) bool { return x == st })
 		c.releaseLocked(cn)
