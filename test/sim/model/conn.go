@@ -25,10 +25,11 @@ import (
 //
 // A frozen host is what a fault proxy's stall makes of it (every
 // connection, present and future, open and forwarding nothing), as
-// client-go's transports see it: a request on a frozen connection hangs;
-// a new connection connects but its TLS handshake gets no answer, and the
-// dial fails after tlsHandshakeTimeout; on HTTP/2 the health check closes
-// the frozen connection (h2HealthCloseLocked).
+// client-go's transports see it: a request on a frozen connection (HTTP/2's
+// one, an idle one of the HTTP/1.1 pool) hangs; a new connection connects
+// but its TLS handshake gets no answer, and the dial fails after
+// tlsHandshakeTimeout; on HTTP/2 the health check closes the frozen
+// connection (h2HealthCloseLocked).
 type hostConns struct {
 	name   string
 	pooled bool    // HTTP/1.1
@@ -124,6 +125,17 @@ func (c *Cluster) connOfLocked(h *hostConns) *conn {
 		}
 		return h.conns[0]
 	}
+	if cn := c.idleConnLocked(h); cn != nil {
+		return cn
+	}
+	cn := &conn{h: h, host: h.name, disrupted: h.disrupted}
+	h.conns = append(h.conns, cn)
+	return cn
+}
+
+// idleConnLocked takes the idle HTTP/1.1 connection of h's pool used
+// last, closing those idle for idleConnTimeout; nil when none is left.
+func (c *Cluster) idleConnLocked(h *hostConns) *conn {
 	t := now()
 	for len(h.idle) > 0 {
 		cn := h.idle[len(h.idle)-1]
@@ -133,9 +145,7 @@ func (c *Cluster) connOfLocked(h *hostConns) *conn {
 		}
 		c.closeLocked(cn)
 	}
-	cn := &conn{h: h, host: h.name, disrupted: h.disrupted}
-	h.conns = append(h.conns, cn)
-	return cn
+	return nil
 }
 
 // releaseLocked ends a request's use of cn: on HTTP/1.1 it goes back to the

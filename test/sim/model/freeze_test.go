@@ -128,19 +128,30 @@ func TestFrozenHTTP2ConnectionClosesAfterItsHealthCheck(t *testing.T) {
 	})
 }
 
-// HTTP/1.1 has no health check: a frozen connection's watch and requests
-// hang until the thaw.
+// HTTP/1.1 has no health check: a frozen connection's watch, and a
+// request that took an idle connection, hang until the thaw; a request
+// with no idle connection left dials one, whose handshake times out.
 func TestFrozenHTTP1ConnectionHangsUntilTheThaw(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, client := configMapsCluster(7)
 		c.Do(func(tx *Tx) { tx.SetHTTP1("informers", true) })
+		const url = "https://informers/api/v1/configmaps?limit=1"
 		watch := watchEnd(t, client, "informers")
+		if r := <-get(client, url); r.err != nil { // a connection goes idle
+			t.Fatal(r.err)
+		}
 		c.Do(func(tx *Tx) { tx.Freeze("informers", true, false) })
-		hung := get(client, "https://informers/api/v1/configmaps?limit=1")
+		hung := get(client, url)
+		synctest.Wait()
+		start := time.Now()
+		dialed := get(client, url)
 		advanceFor(c, 5*time.Minute)
 		synctest.Wait()
 		if len(watch) != 0 || len(hung) != 0 {
 			t.Fatal("a frozen HTTP/1.1 connection broke")
+		}
+		if r := <-dialed; !errors.Is(r.err, errTLSHandshakeTimeout) || r.at.Sub(start) < tlsHandshakeTimeout || r.at.Sub(start) > tlsHandshakeTimeout+maxTurn {
+			t.Errorf("a request with no idle connection ended with %v after %v, want %v after %v", r.err, r.at.Sub(start), errTLSHandshakeTimeout, tlsHandshakeTimeout)
 		}
 		c.Do(func(tx *Tx) { tx.Freeze("informers", false, false) })
 		advanceFor(c, time.Second)

@@ -53,11 +53,13 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.advanceLocked(now())
 	h := c.hostLocked(req.URL.Host)
+	var held *conn // HTTP/1.1: the idle connection a request took while frozen
 	for h.frozen {
 		thaw, turn := h.thaw, c.turnLocked()
 		// on HTTP/2's frozen connection the request hangs until the
-		// health check closes it; with none, it dials one, whose TLS
-		// handshake gets no answer. HTTP/1.1's requests hang.
+		// health check closes it; on HTTP/1.1 it takes an idle one and
+		// hangs until the thaw; with none, it dials one, whose TLS
+		// handshake gets no answer
 		var lost chan struct{}
 		var deadline time.Time
 		var dial *time.Timer
@@ -65,7 +67,10 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch cn := liveConnLocked(h); {
 		case cn != nil && cn.lost != nil:
 			lost = cn.lost
-		case !h.pooled:
+		case h.pooled && held == nil:
+			held = c.idleConnLocked(h)
+		}
+		if lost == nil && held == nil {
 			deadline = now().Add(tlsHandshakeTimeout)
 			dial = time.NewTimer(tlsHandshakeTimeout)
 			dialed = dial.C
@@ -94,6 +99,9 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.mu.Unlock()
 			return nil, errTLSHandshakeTimeout
 		default:
+			if held != nil {
+				c.closeLocked(held) // a request given up closes its HTTP/1.1 connection
+			}
 			c.mu.Unlock()
 			return nil, ctx.Err()
 		}
@@ -103,7 +111,10 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.mu.Lock()
 		c.advanceLocked(now())
 	}
-	cn := c.connOfLocked(h)
+	cn := held
+	if cn == nil || cn.server == nil { // (a thaw's reset closed it)
+		cn = c.connOfLocked(h)
+	}
 	srv := c.routeLocked(cn)
 	if srv == nil {
 		c.releaseLocked(cn)
