@@ -22,7 +22,7 @@ type modelTarget struct {
 }
 
 func (m *modelTarget) Config() *rest.Config {
-	return &rest.Config{Host: "https://conformance", Transport: m.c.Transport()}
+	return &rest.Config{Host: "https://" + host, Transport: m.c.Transport()}
 }
 
 func (m *modelTarget) Namespace(context.Context, string) error { return nil }
@@ -47,6 +47,15 @@ func (m *modelTarget) Restore(_ context.Context, restart bool) error {
 	})
 	return nil
 }
+
+// Freeze freezes the client's host (Config's), as the simulation does.
+func (m *modelTarget) Freeze(_ context.Context, frozen bool) error {
+	m.c.Do(func(tx *model.Tx) { tx.Freeze(host, frozen, false) })
+	return nil
+}
+
+// host is the model's client host (Config).
+const host = "conformance"
 
 // backgroundEvery is how often the model's etcd takes a write nobody
 // watches, as the real API server renews its own lease every 10s.

@@ -14,21 +14,34 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/faultproxy"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/testenv"
 )
 
 var update = flag.Bool("update", false, "TestConformance: rewrite testdata/*.real with what the real control plane showed")
 
-// realTarget is a real kube-apiserver and etcd, as make test runs them.
+// realTarget is a real kube-apiserver and etcd, as make test runs them,
+// reached through a fault proxy.
 type realTarget struct {
 	env       *testenv.Env
 	procs     *testenv.Processes
+	proxy     *faultproxy.Proxy
+	proxied   *rest.Config
 	dir       string
 	snapshots int
 	snapshot  string
 }
 
-func (r *realTarget) Config() *rest.Config { return r.env.Config }
+func (r *realTarget) Config() *rest.Config { return r.proxied }
+
+func (r *realTarget) Freeze(_ context.Context, frozen bool) error {
+	if frozen {
+		r.proxy.Stall()
+	} else {
+		r.proxy.Release()
+	}
+	return nil
+}
 
 func (r *realTarget) Namespace(ctx context.Context, name string) error {
 	return testenv.EnsureNamespace(ctx, r.env.Client, name)
@@ -61,7 +74,8 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = procs.Stop() })
-	target := &realTarget{env: env, procs: procs, dir: t.TempDir()}
+	proxy, proxied := env.Proxy(t, env.Config)
+	target := &realTarget{env: env, procs: procs, proxy: proxy, proxied: proxied, dir: t.TempDir()}
 	for i, script := range Scripts {
 		t.Run(script.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -36,6 +37,9 @@ type Target interface {
 	// Restore restores etcd from the snapshot, with the API server
 	// restarted on it or left running, and returns once it serves.
 	Restore(ctx context.Context, restart bool) error
+	// Freeze stalls the client's connections (Config's), present and
+	// future, or (frozen false) ends the stall.
+	Freeze(ctx context.Context, frozen bool) error
 }
 
 // seqAnnotation carries the label of the script's write that made an
@@ -224,6 +228,8 @@ func (r *runner) do(ctx context.Context, s Step) error {
 		return r.target.Snapshot(ctx)
 	case Restore:
 		return r.target.Restore(ctx, s.Restart)
+	case Freeze, Thaw:
+		return r.target.Freeze(ctx, s.Op == Freeze)
 	default:
 		return fmt.Errorf("unknown op %q", s.Op)
 	}
@@ -309,12 +315,20 @@ func (r *runner) fillWrites(ctx context.Context, from string, n int) error {
 	return fmt.Errorf("etcd's revision did not pass %d", target)
 }
 
+// listTimeout bounds a List, far above what the real control plane takes
+// (about 40s for a revision a restore lost, 36s for one hung on a frozen
+// connection): a List a control plane leaves hanging is observed as
+// failed instead of hanging the script.
+const listTimeout = 2 * time.Minute
+
 func (r *runner) list(ctx context.Context, s Step) error {
 	rv, err := r.rv(s.From)
 	if err != nil {
 		return err
 	}
 	opts := metav1.ListOptions{ResourceVersion: rv, Limit: s.Limit, LabelSelector: s.Selector, FieldSelector: s.Field}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	for first := true; ; first = false {
 		l, err := r.meta.List(ctx, opts)
 		if err != nil {
@@ -423,6 +437,12 @@ func errText(err error) string {
 	if errors.As(err, &st) {
 		s := st.Status()
 		return statusText(&s)
+	}
+	// a transport's error, without the request's URL (the two control
+	// planes' hosts differ)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
 	}
 	return "error"
 }

@@ -45,6 +45,11 @@ const (
 	// Restore restores etcd from the snapshot, with the API server
 	// restarted (Restart) or left running on it.
 	Restore Op = "restore"
+	// Freeze stalls the client's connections, present and future: open,
+	// forwarding nothing (a fault proxy's Stall; the model's Freeze of
+	// the client's host); Thaw ends it.
+	Freeze Op = "freeze"
+	Thaw   Op = "thaw"
 )
 
 // Step is one step of a script.
@@ -319,5 +324,27 @@ var Scripts = []Script{
 		{Op: Update, Name: "c"},
 		{Op: Idle, Dur: time.Second},
 		{Op: Stop, Name: "watchlist"},
+	}},
+	// The client's HTTP/2 connection frozen: client-go's health check
+	// pings it after 30s without a frame and closes it 15s later; the
+	// watch on it ends with an error, so does the List hung on it (and
+	// client-go's retry of it, 1s later, on a new connection whose TLS
+	// handshake gets no answer: 10s), and a List with no connection
+	// fails after 10s. No write while frozen: the fault proxy forwards
+	// what it held at the thaw, to a server the client gave up on.
+	{Name: "freeze-http2", Steps: []Step{
+		{Op: List, From: "", Mark: "start"},
+		{Op: Watch, Name: "w", From: "start", Timeout: 600},
+		{Op: Create, Name: "a"},
+		// the watch open (its answer is not awaited) and its event read:
+		// the last frame the client reads
+		{Op: Idle, Dur: time.Second},
+		{Op: Freeze},
+		{Op: Idle, Dur: 20 * time.Second},
+		{Op: List, From: ""},
+		{Op: List, From: ""},
+		{Op: Thaw},
+		{Op: List, From: ""},
+		{Op: Stop, Name: "w"},
 	}},
 }
