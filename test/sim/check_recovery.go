@@ -70,7 +70,7 @@ func (c *Checker) stateExpected(v *resourceAt) bool {
 	case catalog.StateOK, catalog.StateOpaqueRV:
 		return true
 	case catalog.StateAheadOfHead:
-		return v.lostHistory || v.listedInLoss || (c.h.Setup.NoStart || c.still()) && c.mixedSpace(v.r)
+		return v.lostHistory || v.listedInLoss || c.h.unsettled(v.r)
 	case catalog.StateNoBookmarks:
 		return !v.allBookmarks || firstBookmark
 	case catalog.StateHeadUnknown:
@@ -86,17 +86,26 @@ func (c *Checker) stateExpected(v *resourceAt) bool {
 // a still world a resource of another etcd stays in its configured space,
 // ahead of its head or below it. No cluster with a control plane is still
 // (leader-election leases renew every few seconds); the model draws it.
-func (c *Checker) still() bool {
-	return c.h.Background == 0 && len(c.h.Loads) == 0 && len(c.h.Setup.canaries()) == 0
+func (h History) still() bool {
+	return h.Background == 0 && len(h.Loads) == 0 && len(h.Setup.canaries()) == 0
 }
 
 // mixedSpace reports whether r's configured RV space holds resources of
 // more than one etcd.
-func (c *Checker) mixedSpace(r Watched) bool {
-	for _, o := range c.h.Setup.Resources {
+func (h History) mixedSpace(r Watched) bool {
+	for _, o := range h.Setup.Resources {
 		if o.Space == r.Space && o.EtcdName() != r.EtcdName() {
 			return true
 		}
 	}
 	return false
+}
+
+// unsettled reports whether r's configured RV space mixes etcds where
+// nothing tells which etcd each resource reads: the monitor never starts
+// (no head probe's check reads) or nothing is ever written (still). Such a
+// resource may stay ahead_of_head, a state whose runbook names a resource
+// on another etcd as its cause.
+func (h History) unsettled(r Watched) bool {
+	return (h.Setup.NoStart || h.still()) && h.mixedSpace(r)
 }

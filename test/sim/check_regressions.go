@@ -23,7 +23,7 @@ func (regressionsInvariant) check(c *Checker, v *resourceAt) {
 // a restore of the space, not of which etcd. docs/simulation.md: RV
 // regressions, "a monitor whose Start never runs".
 func (c *Checker) mixedRestores(v *resourceAt) int {
-	if !c.h.Setup.NoStart || !c.mixedSpace(v.r) {
+	if !c.h.Setup.NoStart || !c.h.mixedSpace(v.r) {
 		return c.restores[v.etcd]
 	}
 	n, seen := 0, map[string]bool{}

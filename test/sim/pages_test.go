@@ -376,6 +376,21 @@ var pageCorpus = []struct {
 			Faults: []Fault{},
 		},
 	},
+	{
+		// found by the first page histories of every widened dimension,
+		// seeds 1000101-1000150 on 7 December, failing on the code of the
+		// morning too: a critical RvsyncInformerAheadOfHead for 84 min on
+		// events, on an etcd of its own with its `space:` omitted, in a
+		// monitor whose Start never runs (nothing reads which etcd a
+		// resource answers from): the recovery row's stated waiver, now the
+		// page oracle's too (History.unsettled)
+		name: "events ahead of a head of another etcd in a space nothing settles, page justified (seed 1000145)",
+		h: History{Seed: 1000145, Duration: 109 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 5000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, NoStart: true,
+				Resources: []Watched{{ResourceSpec: resEvents.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-restarted", Embedded: true, StopAfter: 459 * time.Second, RestartAfter: 672 * time.Second}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}}}, {ResourceSpec: resNoBookmark.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl", Embedded: true}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}, {Host: "ctrl-restarted", Embedded: true, StopAfter: 427 * time.Second, RestartAfter: 690 * time.Second}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 200 * time.Second, StopAfter: 639 * time.Second}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=rvsync-canary"}}}, {ResourceSpec: resDeploys.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-late", Embedded: true, StartAfter: 565 * time.Second}, {Host: "ctrl-restarted", Embedded: true, StopAfter: 223 * time.Second, RestartAfter: 225 * time.Second}}}}},
+			Loads: []Load{{Resource: "events", Start: 0, End: 109 * time.Minute, Rate: 0.5, Keys: 5}},
+		},
+	},
 }
 
 func TestPageCorpus(t *testing.T) {
