@@ -168,9 +168,10 @@ func (c *canaryState) wroteFrom(rv uint64, sent time.Time, held map[*informer]ui
 }
 
 // reset forgets the RVs of a history the store no longer has, whose loss
-// the head probe proved at at, reading head: its pending writes above head
-// are lost (simulation seed 1007104: kept pending, one expired at its
-// lost RV and stayed overdue for every informer).
+// was proven at at (by the head probe, or another canary's write) with
+// etcd's head then at head: its pending writes above head are lost
+// (simulation seed 1007104: kept pending, one expired at its lost RV and
+// stayed overdue for every informer).
 func (c *canaryState) reset(at time.Time, head uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -228,14 +228,9 @@ func (h *History) apply(w *World, f Fault, at func(time.Duration) time.Time) {
 		c.At(start, func(tx *model.Tx) { tx.StickCache(f.Server, f.Resource, true) })
 		c.At(end, func(tx *model.Tx) { tx.StickCache(f.Server, f.Resource, false) })
 	case DeleteCRD:
-		var spec model.ResourceSpec
-		for _, r := range h.Setup.Resources {
-			if r.Name() == f.Resource {
-				spec = r.ResourceSpec
-			}
-		}
+		r, _ := h.watched(f.Resource)
 		c.At(start, func(tx *model.Tx) { tx.DeleteResource(f.Resource) })
-		c.At(end, func(tx *model.Tx) { tx.AddResource(spec) })
+		c.At(end, func(tx *model.Tx) { tx.AddResource(r.ResourceSpec) })
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rvsync-slo/rvsync-slo/slo"
-	"github.com/rvsync-slo/rvsync-slo/test/sim/model"
 )
 
 // The page oracle's bounds, from the failure-mode table (docs/failure-modes.md) and the
@@ -348,36 +347,35 @@ func (h History) restoredSince(res string, listed, start time.Time, t time.Durat
 	return false
 }
 
-// unsettledRes is unsettled for the watched resource named res.
-func (h History) unsettledRes(res string) bool {
+// watched returns the resource named res that h watches; ok false when
+// it watches none.
+func (h History) watched(res string) (r Watched, ok bool) {
 	for _, r := range h.Setup.Resources {
 		if r.Name() == res {
-			return h.unsettled(r)
+			return r, true
 		}
 	}
-	return false
+	return Watched{}, false
+}
+
+// unsettledRes is unsettled for the watched resource named res.
+func (h History) unsettledRes(res string) bool {
+	r, ok := h.watched(res)
+	return ok && h.unsettled(r)
 }
 
 // etcdOf returns the etcd res is stored in (the main one for a resource
-// h does not watch).
+// h does not watch: Watched's EtcdName of no resource).
 func (h History) etcdOf(res string) string {
-	for _, r := range h.Setup.Resources {
-		if r.Name() == res {
-			return r.EtcdName()
-		}
-	}
-	return model.MainEtcd
+	r, _ := h.watched(res)
+	return r.EtcdName()
 }
 
 // bookmarks reports whether the watch cache of res sends bookmarks (a
 // resource h does not watch: false).
 func (h History) bookmarks(res string) bool {
-	for _, r := range h.Setup.Resources {
-		if r.Name() == res {
-			return !r.NoBookmarks
-		}
-	}
-	return false
+	r, ok := h.watched(res)
+	return ok && !r.NoBookmarks
 }
 
 // unread reports whether res is a quiet resource (nothing loads it) whose
@@ -416,10 +414,6 @@ func (h History) progressless(res string) bool {
 // for a resource whose server sends no bookmarks (no_bookmarks: a quiet
 // cache cannot be proven fresh).
 func (h History) opaque(res string) bool {
-	for _, r := range h.Setup.Resources {
-		if r.Name() == res {
-			return r.Opaque
-		}
-	}
-	return false
+	r, _ := h.watched(res)
+	return r.Opaque
 }
