@@ -416,7 +416,11 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 	if c := in.res.canary.Load(); c != nil && in.seesCanary.Load() {
 		env.Overdue = c.overdue(in, now, overdueAfter)
 	}
-	env.Overdue = max(env.Overdue, in.res.owing.overdue(in, in.proof.RV(), now))
+	var unmet func(time.Time) bool
+	if in.wire.Bookmarks() {
+		unmet = func(at time.Time) bool { return in.wire.Unmet(at, now) }
+	}
+	env.Overdue = max(env.Overdue, in.res.owing.overdue(in, in.proof.RV(), now, unmet))
 	pv := in.proof.Snapshot(env)
 	v.rv, v.rvKnown = pv.RV, pv.RVKnown
 	if pv.Ahead {

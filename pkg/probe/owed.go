@@ -19,6 +19,17 @@ import (
 // not a deletion (its list's objects are not recorded: it is held to
 // objects it showed to be in its scope), until it delivers its deletion or
 // lists again. Only resources with several informers keep any of this.
+//
+// Any change a sibling delivered is owed as a bookmark by an informer whose
+// watch has bookmarks: a watch cache's periodic bookmark carries the
+// revision its dispatcher last processed, whatever the watch's namespace
+// or selector, so an informer whose cache follows etcd reaches the change
+// by the first bookmark due after it (proof.Watch.Unmet), be it of an
+// object it holds, one its scope takes in that it never held, or one
+// outside its scope. One whose bookmarks stay below is behind its
+// resource, whatever its scope holds (simulation seed 1024237: a
+// label-selected informer on a stuck cache, short of new objects of its
+// shard, read RV lag 0).
 type owing struct {
 	mu sync.Mutex
 	by map[*informer]*debts
@@ -27,10 +38,18 @@ type owing struct {
 // debts is one informer's side of owing.
 type debts struct {
 	held map[uint64]uint64 // the objects it holds (key hash) and the RV it delivered each at
-	owed []owedChange      // changes it owes, oldest due first
+	owed []owedChange      // changes it owes as events, oldest due first
+	// marks are the changes it owes as bookmarks, by when a sibling
+	// delivered them, oldest first; behind, the highest of them a
+	// bookmark should have carried and did not (it stays owed when the
+	// watch reopens: a stuck cache sends a watch from its own RV no
+	// bookmark at all)
+	marks  []owedChange
+	behind uint64
 }
 
-// owedChange is the highest RV of the changes owed that fell due by due.
+// owedChange is the highest RV of the changes owed that fell due by due
+// (or, in marks, that a sibling delivered by due).
 type owedChange struct {
 	rv  uint64
 	due time.Time
@@ -89,7 +108,9 @@ func (o *owing) applied(in *informer, siblings []*informer, listRV uint64, chang
 		clear(mine.held)
 		mine.paid(listRV)
 	}
+	var top uint64
 	for _, c := range changes {
+		top = max(top, c.rv)
 		mine.paid(c.rv)
 		if c.deleted {
 			delete(mine.held, c.key)
@@ -98,8 +119,13 @@ func (o *owing) applied(in *informer, siblings []*informer, listRV uint64, chang
 		}
 		for _, d := range others {
 			if at, ok := d.held[c.key]; ok && at < c.rv {
-				d.owe(c.rv, now.Add(overdueAfter))
+				d.owed = owe(d.owed, c.rv, now.Add(overdueAfter))
 			}
+		}
+	}
+	if top != 0 {
+		for _, d := range others {
+			d.marks = owe(d.marks, top, now)
 		}
 	}
 }
@@ -114,8 +140,10 @@ func (o *owing) debtsOf(in *informer) *debts {
 }
 
 // overdue returns the highest RV of a change in owes that fell due by now
-// and is above rv, the RV its store holds (0: none).
-func (o *owing) overdue(in *informer, rv uint64, now time.Time) uint64 {
+// and is above rv, the RV its store holds (0: none): as an event, or as a
+// bookmark, when unmet reports that one after the instant its sibling
+// delivered it should have reached it (nil: bookmarks owe nothing).
+func (o *owing) overdue(in *informer, rv uint64, now time.Time, unmet func(at time.Time) bool) uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	d := o.by[in]
@@ -130,28 +158,50 @@ func (o *owing) overdue(in *informer, rv uint64, now time.Time) uint64 {
 		}
 		owed = max(owed, c.rv)
 	}
-	return owed
+	if unmet != nil {
+		i := 0
+		for _, c := range d.marks {
+			if unmet(c.due) {
+				d.behind = max(d.behind, c.rv)
+				continue
+			}
+			d.marks[i] = c
+			i++
+		}
+		d.marks = d.marks[:i]
+	}
+	return max(owed, d.behind)
 }
 
-// owe records a change at rv owed by due.
-func (d *debts) owe(rv uint64, due time.Time) {
-	if n := len(d.owed); n > 0 && (due.Sub(d.owed[n-1].due) < time.Second || n == maxOwed) {
-		d.owed[n-1].rv = max(d.owed[n-1].rv, rv)
-		return
+// owe adds a change at rv owed by due to cs (due no earlier than any in
+// cs): changes less than a second apart join, at the later due, and cs
+// holds maxOwed at most.
+func owe(cs []owedChange, rv uint64, due time.Time) []owedChange {
+	if n := len(cs); n > 0 && (due.Sub(cs[n-1].due) < time.Second || n == maxOwed) {
+		cs[n-1].rv, cs[n-1].due = max(cs[n-1].rv, rv), due
+		return cs
 	}
-	d.owed = append(d.owed, owedChange{rv: rv, due: due})
+	return append(cs, owedChange{rv: rv, due: due})
 }
 
 // paid drops what the store's reaching rv paid: every change at or below
 // it (a watch delivers an informer's changes in RV order, and a list at
 // rv holds them all).
 func (d *debts) paid(rv uint64) {
+	d.owed, d.marks = unpaid(d.owed, rv), unpaid(d.marks, rv)
+	if d.behind <= rv {
+		d.behind = 0
+	}
+}
+
+// unpaid returns cs without the changes at or below rv, in place.
+func unpaid(cs []owedChange, rv uint64) []owedChange {
 	i := 0
-	for _, c := range d.owed {
+	for _, c := range cs {
 		if c.rv > rv {
-			d.owed[i] = c
+			cs[i] = c
 			i++
 		}
 	}
-	d.owed = d.owed[:i]
+	return cs[:i]
 }

@@ -43,8 +43,9 @@
 //   - every informer of a resource holds all its objects, and a fact
 //     about one informer is one about the resource: detected, as Overdue
 //     (package probe holds an informer to the canary's writes only once
-//     its scope is seen to hold the canary object, and to a change a
-//     sibling informer delivered only of an object it holds), and as
+//     its scope is seen to hold the canary object, to a change a
+//     sibling informer delivered of an object it holds as an event, and
+//     to any such change as a bookmark: Watch.Unmet), and as
 //     Env.Incident (a sawtooth across an incident on a sibling's path,
 //     which may have stopped the reads that move a shared watch cache,
 //     teaches the proof period nothing), and package probe reports a

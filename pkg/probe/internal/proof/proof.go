@@ -541,11 +541,7 @@ func (p *Proof) readUnmet(rv uint64, env Env) bool {
 	if r == nil || !env.OwnReads || rv >= r.head {
 		return false
 	}
-	wait := env.Watch.Cadence(env.Now)
-	if due, ok := env.Watch.DueAfter(r.recv.Add(DispatchSlack)); ok && env.Watch.Bookmarks() && due.Sub(r.recv) < wait {
-		wait = due.Sub(r.recv)
-	}
-	return env.Now.Sub(r.recv) > wait+silentSlack
+	return env.Watch.Unmet(r.recv, env.Now)
 }
 
 // Canary records that a canary written at sent reached the store by

@@ -530,6 +530,21 @@ func (w *Watch) DueAfter(t time.Time) (time.Time, bool) {
 	return next, true
 }
 
+// Unmet reports whether, by now, the watch should have delivered a
+// revision its watch cache had by at (a consistent read's head answered
+// then, or a change of its resource a sibling informer delivered then), if
+// its cache follows etcd: the first bookmark due after at+DispatchSlack
+// carries it (a periodic bookmark carries the revision the cache's
+// dispatcher last processed, whatever the watch's scope), or a cadence
+// after at if that comes first, and silentSlack more.
+func (w *Watch) Unmet(at, now time.Time) bool {
+	wait := w.Cadence(now)
+	if due, ok := w.DueAfter(at.Add(DispatchSlack)); ok && w.Bookmarks() && due.Sub(at) < wait {
+		wait = due.Sub(at)
+	}
+	return now.Sub(at) > wait+silentSlack
+}
+
 // Held reports whether the bookmark received at received was held on the
 // way (a slow or frozen connection: see sentAt), as far as the latest
 // such bookmark tells.
