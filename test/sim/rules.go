@@ -3,10 +3,13 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -29,6 +32,9 @@ type Firing struct {
 	Resource string // the alert's resource label ("" for alerts about the exporter)
 	Severity string
 	From, To time.Duration // since the history began; To is when it last fired
+	// Description is the alert's description annotation as Prometheus
+	// expanded it when it began to fire (what the page says).
+	Description string
 }
 
 // Page reports whether the alert pages (the spec's page severity).
@@ -136,7 +142,7 @@ func EvaluateRules(spec slo.Spec, scrapes []Scrape, interval time.Duration) ([]F
 						f.To = ts.Sub(start)
 						continue
 					}
-					open[key] = &Firing{Alert: ar.Name(), Resource: a.Labels.Get("resource"), Severity: a.Labels.Get("severity"), From: ts.Sub(start), To: ts.Sub(start)}
+					open[key] = &Firing{Alert: ar.Name(), Resource: a.Labels.Get("resource"), Severity: a.Labels.Get("severity"), From: ts.Sub(start), To: ts.Sub(start), Description: a.Annotations.Get("description")}
 				}
 			}
 		}
@@ -178,6 +184,9 @@ func appendScrapes(db storage.Appendable, scrapes []Scrape) error {
 		if err := add("up", 1, nil); err != nil {
 			return err
 		}
+		if err := appendServers(app, ts, s.Servers); err != nil {
+			return err
+		}
 		for _, mf := range s.Families {
 			for _, m := range mf.GetMetric() {
 				var err error
@@ -208,6 +217,34 @@ func appendScrapes(db storage.Appendable, scrapes []Scrape) error {
 		}
 	}
 	return app.Commit()
+}
+
+// The scrape job of the API servers' own metrics, as kube-prometheus-stack
+// names it.
+const serverJob = "apiserver"
+
+// appendServers stores what each API server's /metrics said at ts, as
+// Prometheus stores a scrape of the job serverJob: up, and each watch
+// cache's resource version by group and resource (a down server's scrape
+// fails: up 0, nothing else).
+func appendServers(app storage.Appender, ts int64, servers []ServerScrape) error {
+	for _, ss := range servers {
+		up := 0.0
+		if ss.Up {
+			up = 1
+		}
+		if _, err := app.Append(0, labels.FromStrings(model.MetricNameLabel, "up", "job", serverJob, "instance", ss.Instance), ts, up); err != nil {
+			return err
+		}
+		for _, name := range slices.Sorted(maps.Keys(ss.CacheRV)) {
+			resource, group, _ := strings.Cut(name, ".")
+			ls := labels.FromStrings(model.MetricNameLabel, "apiserver_watch_cache_resource_version", "job", serverJob, "instance", ss.Instance, "group", group, "resource", resource)
+			if _, err := app.Append(0, ls, ts, float64(ss.CacheRV[name])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // formatLe renders a bucket bound as Prometheus 3 stores it ("30.0", "1.5").

@@ -165,6 +165,10 @@ type Setup struct {
 	// registers the collectors but never adds the monitor to a manager):
 	// no head probe, no freshness reads, no draining of the stores.
 	NoStart bool
+	// ServerMetrics: Prometheus scrapes the API servers too (job
+	// "apiserver", as kube-prometheus-stack does), and the rules judged
+	// see their watch caches' resource versions (Scrape.Servers).
+	ServerMetrics bool
 }
 
 // canaries returns the resources a canary writes: Canary's, then
@@ -231,7 +235,22 @@ type Scrape struct {
 	At       time.Time
 	Families []*dto.MetricFamily
 	Truth    map[string]ResourceTruth // by resource
+	// Servers: what each API server's /metrics said, when
+	// Setup.ServerMetrics (nil otherwise).
+	Servers []ServerScrape
 }
+
+// ServerScrape is what one API server's /metrics said at a scrape: its
+// watch caches' resource versions (apiserver_watch_cache_resource_version)
+// by resource name; Up false: the scrape failed (the server is down).
+type ServerScrape struct {
+	Instance string
+	Up       bool
+	CacheRV  map[string]uint64
+}
+
+// serverInstance is the instance label of API server i's scrape.
+func serverInstance(i int) string { return fmt.Sprintf("apiserver-%d:6443", i) }
 
 // ResourceTruth is what is true of a watched resource at a scrape.
 type ResourceTruth struct {
@@ -651,6 +670,20 @@ func (w *World) scrape() {
 		}
 	}
 	w.Cluster.Do(func(tx *model.Tx) {
+		if w.Setup.ServerMetrics {
+			for i := range tx.Servers() {
+				ss := ServerScrape{Instance: serverInstance(i), Up: tx.Up(i)}
+				if ss.Up {
+					ss.CacheRV = map[string]uint64{}
+					for _, r := range w.Setup.Resources {
+						if rv := tx.CacheRV(i, r.Name()); rv != 0 {
+							ss.CacheRV[r.Name()] = rv
+						}
+					}
+				}
+				s.Servers = append(s.Servers, ss)
+			}
+		}
 		for _, r := range w.Setup.Resources {
 			etcd := r.EtcdName()
 			rt := ResourceTruth{Exists: tx.Exists(r.Name()), CachesLost: tx.CachesLost(etcd), CachesTainted: tx.CachesTainted(etcd)}

@@ -113,8 +113,13 @@ func (tx *Tx) StickCache(i int, res string, stuck bool) {
 	}
 }
 
+// Servers returns how many API servers the cluster runs.
+func (tx *Tx) Servers() int { return len(tx.c.servers) }
+
 // CacheRV returns the resource version of resource res's watch cache on
-// server i (0 when it has none).
+// server i (0 when it has none): what the server's
+// apiserver_watch_cache_resource_version reports, set on events, progress
+// notifications and lists.
 func (tx *Tx) CacheRV(i int, res string) uint64 {
 	if wc := tx.c.servers[i].caches[res]; wc != nil {
 		return wc.rv
