@@ -23,6 +23,13 @@
 // description and runbook_url (Spec.RunbookURLPrefix plus the lower-cased
 // alert name, an anchor of docs/runbooks.md).
 //
+// Every alert about a resource ends its description with where the delay
+// is: a template query of the worst stage (slo.RuleWorstStage, recorded
+// by the stage group from slo.Spec.StageRecords) at firing time, naming
+// the API server whose watch cache trails etcd, the stretch between cache
+// and client, or the client itself. Without the API servers' series the
+// query finds nothing and the description is as before.
+//
 // The burn-rate table (Spec.Windows) is data: each row becomes one alert
 // per SLO, told apart by the long_window and short_window labels.
 // Spec.ScaledWindows shrinks the windows for end-to-end tests while keeping

@@ -48,7 +48,7 @@ func Generate(spec slo.Spec) (rulefmt.RuleGroups, error) {
 			groups = append(groups, g.sloGroup(o), g.budgetGroup(o))
 		}
 	}
-	groups = append(groups, rulefmt.RuleGroup{Name: "rvsync-slo-symptoms", Rules: g.symptomAlerts()})
+	groups = append(groups, g.stageGroup(), rulefmt.RuleGroup{Name: "rvsync-slo-symptoms", Rules: g.symptomAlerts()})
 	for i := range groups {
 		groups[i].Rules = slices.DeleteFunc(groups[i].Rules, func(r rulefmt.Rule) bool { return slices.Contains(g.DisabledAlerts, r.Alert) })
 	}
@@ -211,9 +211,13 @@ func (s generator) alert(a alertDef) rulefmt.Rule {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
+	description := a.description
+	if !a.exporter {
+		description += s.where()
+	}
 	maps.Copy(annotations, map[string]string{
 		annotationSummary:      a.summary,
-		annotationDescription:  a.description,
+		annotationDescription:  description,
 		annotationRunbookURL:   s.RunbookURLPrefix + strings.ToLower(a.name),
 		annotationDashboardURL: s.dashboardURL(a.exporter),
 	})

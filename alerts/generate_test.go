@@ -64,8 +64,8 @@ func TestExpressionsUseOnlyKnownSeries(t *testing.T) {
 					return
 				}
 				_, raw := catalog.Lookup(vs.Name)
-				if !raw && !slices.Contains(recorded, vs.Name) && vs.Name != "up" && vs.Name != "ALERTS" {
-					t.Errorf("%s%s uses %q, which is neither a catalog series nor a recording rule of the spec", r.Record, r.Alert, vs.Name)
+				if !raw && !slices.Contains(recorded, vs.Name) && !slices.Contains(slo.APIServerSeries(), vs.Name) && vs.Name != "up" && vs.Name != "ALERTS" {
+					t.Errorf("%s%s uses %q, which is neither a catalog series, an API server series of the stage rules nor a recording rule of the spec", r.Record, r.Alert, vs.Name)
 				}
 			})
 			if r.Record != "" && !slices.Contains(recorded, r.Record) {
@@ -305,4 +305,47 @@ func mustParse(t *testing.T, d string) model.Duration {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestStageRulesReadTheAPIServersJob: every API server series the stage
+// rules read carries Spec.APIServerJob, so a Prometheus that scrapes the
+// API servers under another job name joins them with one setting.
+func TestStageRulesReadTheAPIServersJob(t *testing.T) {
+	spec := customSpec()
+	spec.APIServerJob = "kubernetes-apiservers"
+	want := &labels.Matcher{Type: labels.MatchEqual, Name: "job", Value: spec.APIServerJob}
+	read := map[string]bool{}
+	for _, r := range rules(t, spec) {
+		inspect(t, r, func(n parser.Node) {
+			vs, ok := n.(*parser.VectorSelector)
+			if !ok || !slices.Contains(slo.APIServerSeries(), vs.Name) {
+				return
+			}
+			read[vs.Name] = true
+			if !slices.ContainsFunc(vs.LabelMatchers, func(m *labels.Matcher) bool { return m.String() == want.String() }) {
+				t.Errorf("%s%s: selector %s lacks %s", r.Record, r.Alert, vs, want)
+			}
+		})
+	}
+	for _, name := range slo.APIServerSeries() {
+		if !read[name] {
+			t.Errorf("no stage rule reads %s", name)
+		}
+	}
+}
+
+// TestEveryResourceAlertSaysWhere: every alert about a resource ends its
+// description with the worst stage's query, and the alerts about the
+// exporter itself (no resource, no stage) do not.
+func TestEveryResourceAlertSaysWhere(t *testing.T) {
+	for _, r := range rules(t, slo.DefaultSpec()) {
+		if r.Alert == "" {
+			continue
+		}
+		exporter := r.Alert == AlertExporterDown || r.Alert == AlertExporterAbsent
+		says := strings.Contains(r.Annotations[annotationDescription], slo.RuleWorstStage)
+		if says == exporter {
+			t.Errorf("%s: description queries %s: %v, want %v", r.Alert, slo.RuleWorstStage, says, !exporter)
+		}
+	}
 }

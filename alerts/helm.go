@@ -61,6 +61,7 @@ const (
 	sentinelUIDPrefix  = "rvsyncsentineluid-"
 	sentinelNamespace  = "rvsync-sentinel-namespace"
 	sentinelAnnotation = "rvsync_sentinel_annotation"
+	sentinelAPIServer  = "rvsync-sentinel-apiserver-job"
 )
 
 // sentinelSpec is slo.DefaultSpec with a sentinel wherever the chart's
@@ -85,6 +86,7 @@ func sentinelSpec() slo.Spec {
 	s.DashboardUIDPrefix = sentinelUIDPrefix
 	s.AlertNamespace = sentinelNamespace
 	s.ExtraAnnotations = map[string]string{sentinelAnnotation: sentinelExtraValue}
+	s.APIServerJob = sentinelAPIServer
 	for i, o := range s.SLOs {
 		for _, c := range HelmSLOs {
 			if c.Name == o.Name {
@@ -141,8 +143,8 @@ func chartRulesHeader() string {
 ` + strings.TrimPrefix(strings.TrimSpace(Header), "# ") + `
 The rules of alerts.Render as a Helm template, rendered by the chart with tpl:
 .Values.slo and .Values.cluster.label set thresholds, objectives, selectors,
-the cluster label, severities, the runbook prefix, the Grafana URL and extra
-alert labels; the chart's
+the cluster label, severities, the runbook prefix, the Grafana URL, extra
+alert labels and the API servers' job; the chart's
 helpers derive the up selector and the alert labels from the release.
 */ -}}
 {{- $s := .Values.slo }}
@@ -260,6 +262,7 @@ func replacements() []replacement {
 		{sentinel: promql.Num(sentinelRelists), action: "{{ $s.symptoms.relistsPerHour }}", bounded: number},
 		{sentinel: sentinelBackpress, action: "{{ $s.symptoms.backpressureFor }}", bounded: word},
 		{sentinel: promql.Num(sentinelQueueDepth), action: "{{ $s.symptoms.queueDepthLimit }}", bounded: number},
+		{sentinel: sentinelAPIServer, action: "{{ $s.apiServerJob }}", bounded: word},
 	}
 	for _, c := range HelmSLOs {
 		v := "$s." + c.Key

@@ -21,4 +21,14 @@
 // Spec.SliceWindow (default 2m, longer than the ~60 s watch bookmark period)
 // is above the threshold. Their window ratios average that indicator, so
 // even the 3d window reads one cheap series.
+//
+// # Stages
+//
+// Spec.StageRecords breaks each resource's delay into the stages of its
+// delivery (Stages: etcd_to_cache, cache_to_client, client) by joining the
+// API servers' own metrics (Spec.APIServerJob) with the exporter's, in
+// seconds, and records the worst: the stage every alert about the resource
+// names. The API servers label a resource by group and resource
+// (apps, deployments); the rules relabel it as the exporter does
+// (deployments.apps). Without the API servers' series nothing is named.
 package slo

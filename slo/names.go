@@ -97,5 +97,5 @@ func (s Spec) RecordingRules() []string {
 	for _, w := range s.RecordedWindows() {
 		names = append(names, ErrorRatioRule(w))
 	}
-	return names
+	return append(names, StageRules()...)
 }

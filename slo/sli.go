@@ -166,10 +166,16 @@ func (s Spec) Quantile(o SLO, rng string) (expr string, ok bool) {
 	if len(d.Breakdown) == 0 || d.Kind != EventRatio || len(d.Totals) == 0 || !d.Totals[0].Histogram {
 		return "", false
 	}
-	t, q := d.Totals[0], promql.Num(o.Objective)
-	classic := fmt.Sprintf("histogram_quantile(%s, sum %s (rate(%s[%s])))", q, s.By(append([]string{"le"}, d.Breakdown...)...), s.Series(t.Name+"_bucket", t.Matchers...), rng)
-	native := fmt.Sprintf("histogram_quantile(%s, sum %s (rate(%s[%s])))", q, s.By(d.Breakdown...), s.Series(t.Name, t.Matchers...), rng)
-	return classic + " or " + native, true
+	return s.histogramQuantile(promql.Num(o.Objective), d.Totals[0], rng, d.Breakdown...), true
+}
+
+// histogramQuantile is the q-quantile of histogram t over rng by cluster,
+// resource and by, from its classic buckets or its native histogram,
+// whichever is stored.
+func (s Spec) histogramQuantile(q string, t Series, rng string, by ...string) string {
+	classic := fmt.Sprintf("histogram_quantile(%s, sum %s (rate(%s[%s])))", q, s.By(append([]string{"le"}, by...)...), s.Series(t.Name+"_bucket", t.Matchers...), rng)
+	native := fmt.Sprintf("histogram_quantile(%s, sum %s (rate(%s[%s])))", q, s.By(by...), s.Series(t.Name, t.Matchers...), rng)
+	return classic + " or " + native
 }
 
 // goodRate is the per-second rate of o's good events over rng by cluster and
@@ -192,12 +198,18 @@ func (s Spec) goodRate(d SLI, o SLO, rng string) string {
 // quiet resource's sawtooth never burns budget, whatever etcd's
 // progress-notify interval.
 func (s Spec) BadSlice(o SLO) string {
-	d := slis[o.Name]
+	return fmt.Sprintf("(%s) > bool %s", s.sliceSignal(slis[o.Name]), promql.Num(o.Threshold))
+}
+
+// sliceSignal is a time-slice SLI's signal as its slices judge it: the
+// minimum over the slice window, less the maximum of the allowance (when
+// set) over AllowanceMemory.
+func (s Spec) sliceSignal(d SLI) string {
 	signal := fmt.Sprintf("max %s (min_over_time(%s[%s]))", s.By(), s.Series(d.Signal.Name), s.SliceWindow)
 	if d.Allowance != nil {
 		signal += fmt.Sprintf(" - max %s (max_over_time(%s[%s]))", s.By(), s.Series(d.Allowance.Name), AllowanceMemory)
 	}
-	return fmt.Sprintf("(%s) > bool %s", signal, promql.Num(o.Threshold))
+	return signal
 }
 
 // sumRates is the sum of the sumRate of each series.

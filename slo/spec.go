@@ -184,6 +184,12 @@ type Spec struct {
 	// the README states); the project's own routing (RoutingOf) inhibits
 	// by cluster and resource.
 	AlertNamespace string `json:"alertNamespace,omitempty"`
+	// APIServerJob is the job label of the API servers' own scrape, whose
+	// watch-cache and dispatch metrics the stage rules (StageRecords)
+	// join with the exporter's signals to say where a delay is; default
+	// DefaultAPIServerJob, kube-prometheus-stack's. Without such series the
+	// stage rules name no stage and every alert reads as without them.
+	APIServerJob string `json:"apiServerJob,omitempty"`
 	// DashboardUIDPrefix starts the UIDs of the dashboards that each
 	// alert's dashboard_url opens (dashboards.Config.UIDPrefix); default
 	// DefaultDashboardUIDPrefix.
@@ -324,6 +330,7 @@ func (s Spec) WithDefaults() Spec {
 		s.Symptoms.QueueDepthLimit = ds.QueueDepthLimit
 	}
 	s.Symptoms.BackpressureFor = cmp.Or(s.Symptoms.BackpressureFor, ds.BackpressureFor)
+	s.APIServerJob = cmp.Or(s.APIServerJob, DefaultAPIServerJob)
 	return s
 }
 

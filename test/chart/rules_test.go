@@ -86,6 +86,14 @@ func TestRulesFollowValues(t *testing.T) {
 		opts: chart.Options{WithoutOperator: true, Values: map[string]any{"monitoring": "plain"}},
 		spec: func(*testing.T) slo.Spec { return slo.DefaultSpec() },
 	}, {
+		name: "plain Prometheus scraping the API servers as its example config names them",
+		opts: chart.Options{WithoutOperator: true, Values: map[string]any{"monitoring": "plain", "slo": map[string]any{"apiServerJob": "kubernetes-apiservers"}}},
+		spec: func(*testing.T) slo.Spec {
+			s := slo.DefaultSpec()
+			s.APIServerJob = "kubernetes-apiservers"
+			return s
+		},
+	}, {
 		name: "custom-slo scenario",
 		opts: chart.Options{ValuesFiles: []string{ciFile(t, "custom-slo-values.yaml")}},
 		spec: func(t *testing.T) slo.Spec {
