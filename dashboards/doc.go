@@ -17,6 +17,7 @@
 //
 // Layout: config.go holds Config and Render; query.go the PromQL
 // expressions; panel.go the base constructors of panels, queries and
-// variables; overview.go, resource.go and slos.go one dashboard each;
-// helm.go the chart's templates.
+// variables; overview.go, resource.go and slos.go one dashboard each,
+// stages.go the resource dashboard's row on where the delay is; helm.go
+// the chart's templates.
 package dashboards

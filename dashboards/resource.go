@@ -18,16 +18,19 @@ import (
 
 // Resource builds the Resource detail dashboard: every signal of the
 // selected resources (pick one in the resource variable to study it), row by
-// row: resource versions, freshness, lists and watches, convergence, and the
-// stale reads of controllers that embed pkg/probe's stale-read check.
+// row: where the delay is (the stages, first: what a page's reader wants),
+// resource versions, freshness, lists and watches, convergence, the stale
+// reads of controllers that embed pkg/probe's stale-read check, and
+// backpressure.
 func Resource(cfg Config) (dashboard.Dashboard, error) {
 	return build(cfg, uidResource, "rvsync / Resource detail",
-		"Every sync signal of the selected resources: resource versions, freshness, lists and watches, convergence.",
+		"Every sync signal of the selected resources: where the delay is, resource versions, freshness, lists and watches, convergence.",
 		func(c Config, b *board) {
 			for _, r := range []struct {
 				title  string
 				panels []cog.Builder[dashboard.Panel]
 			}{
+				{"Where is the delay", c.stagePanels()},
 				{"Resource versions", c.versionPanels()},
 				{"Freshness", c.freshnessPanels()},
 				{"Lists and watches", c.listWatchPanels()},

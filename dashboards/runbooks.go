@@ -30,6 +30,10 @@ var symptomRunbooks = []struct{ metric, alert string }{
 	{catalog.StoreQueueDepth.Name, "RvsyncInformerBackpressure"},
 }
 
+// runbookStages is the anchor of the runbooks' section on the stages of
+// a delay, which the panels reading the stage rules link.
+const runbookStages = "where-is-the-delay"
+
 // maxRunbookLinks bounds the links of one panel: the panel's header menu
 // stays short.
 const maxRunbookLinks = 3
@@ -87,6 +91,11 @@ func addRunbookLinks(c Config, d *dashboard.Dashboard) {
 		for _, a := range runbookAlerts(exprs) {
 			url := c.Spec.RunbookURLPrefix + strings.ToLower(a)
 			p.Links = append(p.Links, dashboard.DashboardLink{Title: "Runbook: " + a, Type: dashboard.DashboardLinkTypeLink,
+				Url: &url, TargetBlank: true, Tags: []string{}})
+		}
+		if slices.ContainsFunc(slo.StageRules(), func(r string) bool { return readsSeries(strings.Join(exprs, "\n"), r) }) {
+			url := c.Spec.RunbookURLPrefix + runbookStages
+			p.Links = append(p.Links, dashboard.DashboardLink{Title: "Runbooks: where is the delay", Type: dashboard.DashboardLinkTypeLink,
 				Url: &url, TargetBlank: true, Tags: []string{}})
 		}
 	}

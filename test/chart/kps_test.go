@@ -34,18 +34,22 @@ func alertRules(t *testing.T, m chart.Manifests) []monv1.Rule {
 	return out
 }
 
-// runbookAnchors are the sections of docs/runbooks.md, as GitHub anchors.
+// runbookAnchors are the sections of docs/runbooks.md, as GitHub anchors
+// (lower case, spaces as hyphens, other punctuation dropped).
 func runbookAnchors(t *testing.T) map[string]bool {
 	t.Helper()
 	b := testenv.RepoFile(t, "docs", "runbooks.md")
 	out := map[string]bool{}
 	for _, l := range strings.Split(string(b), "\n") {
 		if h, ok := strings.CutPrefix(l, "## "); ok {
-			out[strings.ToLower(strings.TrimSpace(h))] = true
+			out[githubAnchor.Replace(strings.ToLower(strings.TrimSpace(h)))] = true
 		}
 	}
 	return out
 }
+
+// githubAnchor turns a lower-cased heading into GitHub's anchor of it.
+var githubAnchor = strings.NewReplacer(" ", "-", ",", "", ".", "", ":", "", "'", "", "(", "", ")", "", "`", "")
 
 // TestPodDisruptionBudgetNeverBlocksDrains: wherever the chart makes a
 // PodDisruptionBudget, it lets at least one exporter pod be evicted; on one
