@@ -58,7 +58,11 @@ func Installs(v string) []Install {
 				"  (default `30d`, which a 10-day retention silently cuts to 10 days).\n\n" +
 				"Its default Alertmanager groups the alerts by `namespace`: every rvsync\n" +
 				"alert carries the release namespace, so a fault that hits every resource\n" +
-				"is one notification.",
+				"is one notification. It scrapes every API server as `job=\"apiserver\"`,\n" +
+				"the default of `slo.apiServerJob`: with no setting, each alert about a\n" +
+				"resource ends by saying where its delay is (an API server's watch cache,\n" +
+				"between cache and client, or the client; docs/runbooks.md, \"Where is the\n" +
+				"delay\").",
 		},
 		{
 			Title: "GitOps (helm template, Argo CD, Flux)",
@@ -80,6 +84,12 @@ func Installs(v string) []Install {
 			Commands: []string{
 				"helm install rvsync-slo " + ref + " -n monitoring --set monitoring=plain",
 			},
+			After: "For the alerts to say where a delay is, scrape the API servers too and\n" +
+				"set `slo.apiServerJob` to that job's name (Prometheus' example\n" +
+				"configuration calls it `kubernetes-apiservers`: `--set\n" +
+				"slo.apiServerJob=kubernetes-apiservers`); without their series the alerts\n" +
+				"read as they do without the stages (docs/runbooks.md, \"Enable the\n" +
+				"stages\").",
 		},
 		{
 			Title: "Verify the release",
