@@ -1,6 +1,8 @@
 package scrape
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -36,6 +38,31 @@ func Scrape(url string) (Metrics, error) {
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	return p.TextToMetricFamilies(resp.Body)
+}
+
+// Families parses the named families out of an exposition (raw, the text
+// of a /metrics), skipping every other line first: a kube-apiserver's is
+// megabytes. A family raw lacks is absent from the result.
+func Families(raw []byte, names ...string) (Metrics, error) {
+	var only bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		for _, name := range names {
+			if bytes.HasPrefix(line, []byte(name+"{")) || bytes.HasPrefix(line, []byte(name+" ")) ||
+				bytes.HasPrefix(line, []byte("# TYPE "+name+" ")) {
+				only.Write(line)
+				only.WriteByte('\n')
+				break
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(&only)
 }
 
 // find returns the metric of family name whose labels include all of labels.

@@ -76,3 +76,31 @@ rvsync_resource_info{resource="events",space="events"} 1
 		}
 	}
 }
+
+// Families keeps only the asked families of a kube-apiserver's exposition:
+// not a family whose name the asked one begins, and not the HELP lines,
+// whose text may be anything; a gauge in exponent form reads exactly.
+func TestFamilies(t *testing.T) {
+	text := `# HELP apiserver_watch_cache_resource_version [ALPHA] Current resource version of watch cache broken by resource type.
+# TYPE apiserver_watch_cache_resource_version gauge
+apiserver_watch_cache_resource_version{group="",resource="configmaps"} 1.234567e+06
+apiserver_watch_cache_resource_version{group="apps",resource="deployments"} 316
+# TYPE apiserver_watch_cache_resource_version_other gauge
+apiserver_watch_cache_resource_version_other{group="",resource="configmaps"} 1
+# TYPE up gauge
+up 1
+`
+	m, err := Families([]byte(text), "apiserver_watch_cache_resource_version", "up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 2 {
+		t.Errorf("families %v, want the two asked", m)
+	}
+	if v, ok := m.Value("apiserver_watch_cache_resource_version", map[string]string{"group": "", "resource": "configmaps"}); !ok || v != 1234567 {
+		t.Errorf("configmaps' cache RV %v (%v), want 1234567", v, ok)
+	}
+	if v, ok := m.Value("up", nil); !ok || v != 1 {
+		t.Errorf("up %v (%v), want 1", v, ok)
+	}
+}
