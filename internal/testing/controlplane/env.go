@@ -33,6 +33,14 @@ type Options struct {
 	// each with its own watch cache, behind a round-robin TCP load balancer
 	// (see HA); Config then reaches them through the balancer. 0 or 1 runs one.
 	APIServers int
+	// EtcdProxies, with APIServers above 1, puts TCP fault proxies of its
+	// own between each API server, envtest's server 0 included, and etcd:
+	// one per --etcd-servers endpoint (each cluster member), so that a
+	// test stalls one server's etcd connections (APIServer.StallEtcd), and
+	// with them its watch caches, while the other servers go on. The etcd
+	// of EtcdOverrides is reached directly. Start fails with it and one
+	// API server. Off, every server dials etcd itself.
+	EtcdProxies bool
 	// EtcdOverrides are resources kube-apiserver stores in an etcd of
 	// their own (--etcd-servers-overrides), as large clusters store
 	// events: each "group/resource", the core group empty ("/events").
@@ -67,6 +75,12 @@ type Env struct {
 	HA *HA
 	// OverrideEtcd is the etcd of Options.EtcdOverrides, else nil.
 	OverrideEtcd *EtcdMember
+	// etcdServers is kube-apiserver's --etcd-servers as etcd serves it,
+	// when Options.EtcdProxies puts proxies in front of it.
+	etcdServers string
+	// etcdProxies are every API server's etcd proxies
+	// (Options.EtcdProxies); Stop closes them after the API servers.
+	etcdProxies []*faultproxy.Proxy
 	// dir holds the data of envtest's etcd and of OverrideEtcd and
 	// kube-apiserver's certificates, so that every process a start ran
 	// names it (see sweep); Stop removes it.
@@ -133,6 +147,9 @@ var startTimeout = 2 * time.Minute
 var errStart = errors.New("start control plane")
 
 func start(opts Options) (*Env, error) {
+	if opts.EtcdProxies && opts.APIServers < 2 {
+		return nil, errors.New("Options.EtcdProxies needs APIServers above 1: only an HA control plane's servers can be stalled apart")
+	}
 	apiserver, etcd, err := Binaries()
 	if err != nil {
 		return nil, err
@@ -206,6 +223,12 @@ func start(opts Options) (*Env, error) {
 			env.ControlPlane.Etcd.Configure().Set(k, v)
 		}
 	}
+	if opts.EtcdProxies {
+		if err := e.proxyEtcd(env.ControlPlane.Etcd, args); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+	}
 	if len(opts.EtcdOverrides) > 0 {
 		flag, err := e.startOverrideEtcd(etcd, opts.EtcdOverrides, etcdArgs, opts.OverrideEtcdRevision, opts.LogDir)
 		if err != nil {
@@ -273,6 +296,9 @@ func (e *Env) Stop() error {
 	if e.OverrideEtcd != nil && e.OverrideEtcd.Process != nil {
 		// after kube-apiserver, which envtest stopped
 		errs = append(errs, e.OverrideEtcd.Process.Stop(etcdMemberGrace))
+	}
+	for _, p := range e.etcdProxies {
+		errs = append(errs, p.Close())
 	}
 	if e.etcdDir != "" {
 		errs = append(errs, os.RemoveAll(e.etcdDir))

@@ -13,8 +13,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/faultproxy"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/lb"
 	"github.com/rvsync-slo/rvsync-slo/internal/testing/process"
+	"github.com/rvsync-slo/rvsync-slo/internal/testing/scrape"
 )
 
 // HA is an HA control plane's API servers: several kube-apiservers on one
@@ -40,7 +42,11 @@ type APIServer struct {
 	Process *process.Process
 	// Backend is its entry in the balancer.
 	Backend *lb.Backend
-	ready   *rest.RESTClient
+	// EtcdProxies are the fault proxies it reaches etcd through, one per
+	// --etcd-servers endpoint in that order, with Options.EtcdProxies;
+	// else nil (see StallEtcd).
+	EtcdProxies []*faultproxy.Proxy
+	ready       *rest.RESTClient
 }
 
 // AuditLog is where server i of an HA control plane writes its audit log
@@ -68,12 +74,24 @@ func startHA(e *Env, n int, logDir string) (*HA, error) {
 	h := &HA{}
 	for i := range n {
 		s := &APIServer{Name: "kube-apiserver-" + strconv.Itoa(i), Process: p0, Host: e.Config.Host}
-		if i > 0 {
+		if i == 0 {
+			// proxyEtcd's, the only ones yet
+			s.EtcdProxies = slices.Clone(e.etcdProxies)
+			if logDir != "" {
+				p0.Log = cp.APIServer.Out // a restart of server 0 goes on in its log
+			}
+		} else {
 			addr, err := process.FreeAddr()
 			if err != nil {
 				return nil, err
 			}
 			_, port, _ := strings.Cut(addr, ":")
+			etcdServers := ""
+			if e.etcdServers != "" {
+				if s.EtcdProxies, etcdServers, err = e.startEtcdProxies(e.etcdServers); err != nil {
+					return nil, err
+				}
+			}
 			args := slices.Clone(p0.Args)
 			for j, a := range args {
 				switch {
@@ -81,6 +99,8 @@ func startHA(e *Env, n int, logDir string) (*HA, error) {
 					args[j] = "--secure-port=" + port
 				case strings.HasPrefix(a, "--audit-log-path="):
 					args[j] = "--audit-log-path=" + AuditLog(strings.TrimPrefix(a, "--audit-log-path="), i)
+				case strings.HasPrefix(a, "--etcd-servers=") && etcdServers != "":
+					args[j] = "--etcd-servers=" + etcdServers
 				}
 			}
 			s.Host = "https://127.0.0.1:" + port
@@ -90,8 +110,6 @@ func startHA(e *Env, n int, logDir string) (*HA, error) {
 					return nil, err
 				}
 			}
-		} else if logDir != "" {
-			p0.Log = cp.APIServer.Out // a restart of server 0 goes on in its log
 		}
 		direct := rest.CopyConfig(e.Config)
 		direct.Host = s.Host
@@ -167,6 +185,31 @@ func (h *HA) Restart(ctx context.Context, i int) error {
 	return nil
 }
 
+// WatchCacheRV reads the resource version of the server's watch cache of
+// group/resource (the core group "") from its own /metrics
+// (apiserver_watch_cache_resource_version, ALPHA on 1.34-1.37; see
+// docs/apiserver-metrics.md). It fails while the server has no such cache.
+// A server cut off etcd (StallEtcd) answers /metrics late, without
+// apiserver_storage_size_bytes: 1.34.4 after about 20 s (each scrape
+// dials a new etcd client for it, with a 20 s dial timeout), 1.37.2 after
+// about 1 s (its etcd status call's timeout).
+func (s *APIServer) WatchCacheRV(ctx context.Context, group, resource string) (uint64, error) {
+	raw, err := s.ready.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	const family = "apiserver_watch_cache_resource_version"
+	m, err := scrape.Families(raw, family)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	v, ok := m.Value(family, map[string]string{"group": group, "resource": resource})
+	if !ok {
+		return 0, fmt.Errorf("%s serves no %s{group=%q,resource=%q}", s.Name, family, group, resource)
+	}
+	return uint64(v), nil
+}
+
 // waitReady polls the server's /readyz until it answers ok.
 func (s *APIServer) waitReady(ctx context.Context) error {
 	return process.Poll(ctx, s.Name+" ready", func(ctx context.Context) error {
@@ -177,13 +220,16 @@ func (s *APIServer) waitReady(ctx context.Context) error {
 	})
 }
 
-// stop closes the balancer and stops every API server.
+// stop closes the balancer and stops every API server, each with its
+// etcd released first so that it shuts down as it would on its own (Env
+// closes the proxies after).
 func (h *HA) stop() error {
 	var errs []error
 	if h.Balancer != nil {
 		errs = append(errs, h.Balancer.Close())
 	}
 	for _, s := range h.Servers {
+		s.ReleaseEtcd()
 		errs = append(errs, s.Process.Stop(apiServerGrace))
 	}
 	return errors.Join(errs...)
