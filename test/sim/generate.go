@@ -91,6 +91,10 @@ func Generate(seed uint64, dur time.Duration) History {
 	if rng.Float64() < 0.3 {
 		s.Servers = 2 + rng.IntN(2)
 	}
+	// three in four scrape the API servers too (kube-prometheus-stack
+	// does); drawn from the seed, not the stream, so that the histories of
+	// a seed stay what they were before it was drawn
+	s.ServerMetrics = seed%4 != 0
 	progress := []time.Duration{5 * time.Second, 10 * time.Minute, 0}[rng.IntN(3)]
 	s.Etcds = []model.EtcdSpec{{Name: model.MainEtcd, Revision: 1000, ProgressNotify: progress}}
 	s.NoFreshnessReads = rng.Float64() < 0.2
@@ -302,6 +306,9 @@ func (h History) GoString() string {
 	}
 	if s.HTTP1 {
 		b.WriteString(" HTTP1: true,")
+	}
+	if s.ServerMetrics {
+		b.WriteString(" ServerMetrics: true,")
 	}
 	if len(s.MoreCanaries) > 0 {
 		fmt.Fprintf(&b, " MoreCanaries: %#v,", s.MoreCanaries)

@@ -169,7 +169,7 @@ func TestRandomPages(t *testing.T) {
 	}
 	start := time.Now()
 	var simulated time.Duration
-	failed, pages := 0, 0
+	failed, pages, judged := 0, 0, 0
 	var drew draws
 	for i := range n {
 		seed := *firstSeed + uint64(i)
@@ -189,7 +189,9 @@ func TestRandomPages(t *testing.T) {
 				pages++
 			}
 		}
-		if vs := CheckPages(h, scrapes, fired); len(vs) > 0 {
+		stages := CheckStages(h, fired)
+		judged += stages.Judged
+		if vs := append(CheckPages(h, scrapes, fired), stages.Violations...); len(vs) > 0 {
 			failed++
 			if failed > 5 { // every failing seed, the history of the first five
 				t.Errorf("seed %d: %d page violations, first: %v", seed, len(vs), vs[0])
@@ -201,7 +203,7 @@ func TestRandomPages(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d histories (%s simulated) with the shipped rules in %v: %d pages, %d histories with a false or missed page; %v", n, simulated, time.Since(start).Round(time.Millisecond), pages, failed, drew)
+	t.Logf("%d histories (%s simulated) with the shipped rules in %v: %d pages, %d of them with their stage judged, %d histories with a false or missed page or a page naming a wrong stage; %v", n, simulated, time.Since(start).Round(time.Millisecond), pages, judged, failed, drew)
 }
 
 var (
@@ -303,6 +305,11 @@ func TestSeed(t *testing.T) {
 		for _, v := range CheckPages(h, scrapes, fired) {
 			t.Errorf("page: %v", v)
 		}
+		stages := CheckStages(h, fired)
+		for _, v := range stages.Violations {
+			t.Errorf("page: %v", v)
+		}
+		t.Logf("%d pages with their stage judged", stages.Judged)
 	}
 }
 
