@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 
@@ -51,7 +52,9 @@ func TestHABusyCluster(t *testing.T) {
 // connection, with the chart's RBAC, a workload and the generated rules in
 // a real Prometheus and Alertmanager (windows scaled as in TestEndToEnd).
 // Each scenario runs exporters and a Prometheus of its own (its alerts
-// carry the scenario as their cluster), on both of the exporter's
+// carry the scenario as their cluster), which scrapes every API server's
+// own /metrics too (job apiserver, as kube-prometheus-stack does), so
+// that the stage rules say where a delay is, on both of the exporter's
 // connection policies (client-go's default HTTP/2, one connection for
 // every informer, and DISABLE_HTTP2's HTTP/1.1, one for each watch, which
 // the balancer spreads), and judges them against what the test itself
@@ -78,6 +81,7 @@ type haStack struct {
 	asSA   *rest.Config // the same by impersonation from the admin (not audited: the audit policy names the user authenticated)
 	am     string       // Alertmanager's host:port
 	audit  string       // server 0's audit log (AuditLog names the others')
+	admin  scrapeTLS    // the admin's credentials, as files a scrape reads
 }
 
 func startHAStack(t *testing.T) *haStack {
@@ -114,7 +118,76 @@ func startHAStack(t *testing.T) *haStack {
 	go testenv.Churn(ctx, s.env.Client, workloadNamespace, churnObjects, churnRate)
 	go converge(ctx, s.env.Client, workloadNamespace, 3, convergeEvery)
 	s.hook = startWebhook(t)
-	return &haStack{stack: s, config: file, sa: user, token: token, asSA: asSA, am: startAlertmanager(t, s.logDir, s.hook.srv.URL), audit: audit}
+	return &haStack{stack: s, config: file, sa: user, token: token, asSA: asSA, am: startAlertmanager(t, s.logDir, s.hook.srv.URL), audit: audit,
+		admin: writeScrapeTLS(t, s.env.Config)}
+}
+
+// scrapeTLS is a scrape's tls_config: files of the API servers' CA and of
+// a client certificate and key.
+type scrapeTLS map[string]string
+
+// writeScrapeTLS writes cfg's CA and client certificate (the admin's,
+// system:masters, which may GET /metrics) as files for a scrape.
+func writeScrapeTLS(t *testing.T, cfg *rest.Config) scrapeTLS {
+	t.Helper()
+	if len(cfg.CAData) == 0 || len(cfg.CertData) == 0 || len(cfg.KeyData) == 0 {
+		t.Fatal("the admin's configuration has no CA or client certificate to scrape the API servers with")
+	}
+	dir := t.TempDir()
+	out := scrapeTLS{}
+	for key, data := range map[string][]byte{"ca_file": cfg.CAData, "cert_file": cfg.CertData, "key_file": cfg.KeyData} {
+		path := filepath.Join(dir, key)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out[key] = path
+	}
+	return out
+}
+
+// apiServerScrapeInterval is the interval and timeout of the API servers'
+// scrape: one cut off etcd answers /metrics after about 1 s on 1.37.2
+// (docs/testing.md), so the test's 1 s would lose its series as it
+// stalls; on 1.34.4 it takes 20 s, and this loses them (as
+// kube-prometheus-stack's 10 s default timeout does).
+const apiServerScrapeInterval = 3 * time.Second
+
+// apiServerScrape scrapes every API server's own /metrics directly, as
+// kube-prometheus-stack does (job apiserver, instance each server's
+// host:port), once for each cluster label of clusters, so that the stage
+// rules join them with the exporters' series of that cluster. It keeps
+// the families the stage rules read (slo.APIServerSeries), not the
+// thousands of others, on a machine the test shares.
+func (h *haStack) apiServerScrape(clusters ...string) map[string]any {
+	var groups []any
+	for _, c := range clusters {
+		var targets []string
+		for _, s := range h.env.HA.Servers {
+			targets = append(targets, serverInstance(s))
+		}
+		groups = append(groups, map[string]any{"targets": targets, "labels": map[string]string{"cluster": c}})
+	}
+	return map[string]any{
+		"job_name":        h.spec.WithDefaults().APIServerJob,
+		"scheme":          "https",
+		"scrape_interval": model.Duration(apiServerScrapeInterval).String(),
+		"scrape_timeout":  model.Duration(apiServerScrapeInterval).String(),
+		"tls_config":      h.admin,
+		"static_configs":  groups,
+		"metric_relabel_configs": []any{map[string]any{
+			"source_labels": []string{"__name__"}, "action": "keep", "regex": strings.Join(slo.APIServerSeries(), "|"),
+		}},
+	}
+}
+
+// serverInstance is the instance label of an API server's own scrape: its
+// host:port.
+func serverInstance(s *testenv.APIServer) string {
+	u, err := url.Parse(s.Host)
+	if err != nil {
+		panic(err)
+	}
+	return u.Host
 }
 
 // haExporter is one exporter of a scenario and the cluster label its
@@ -142,8 +215,10 @@ func (h *haStack) startExporter(t *testing.T, cluster string, informer, probe *r
 }
 
 // monitor starts a Prometheus with the stack's rules scraping the
-// scenario's exporters, each target labelled with its cluster, and waits
-// until every informer synced and the rules recorded.
+// scenario's exporters, each target labelled with its cluster, and every
+// API server for each of them (apiServerScrape), and waits until every
+// informer synced, the rules recorded and every API server's watch cache
+// series are in.
 func (h *haStack) monitor(t *testing.T, exporters ...haExporter) *prometheusServer {
 	t.Helper()
 	rules, err := alerts.Render(h.spec)
@@ -151,15 +226,19 @@ func (h *haStack) monitor(t *testing.T, exporters ...haExporter) *prometheusServ
 		t.Fatal(err)
 	}
 	var targets []any
+	var clusters []string
 	for _, e := range exporters {
 		targets = append(targets, map[string]any{"targets": []string{e.Addr}, "labels": map[string]string{"cluster": e.cluster}})
+		clusters = append(clusters, e.cluster)
 	}
 	p := startPrometheusWith(t, h.logDir, prometheusOptions{
 		rules: rules, alertmanager: h.am, interval: scrapeInterval, name: "prometheus-" + exporters[0].cluster,
-		scrapeConfigs: []any{map[string]any{"job_name": scrapeJob, "static_configs": targets}},
+		scrapeConfigs: []any{map[string]any{"job_name": scrapeJob, "static_configs": targets}, h.apiServerScrape(clusters...)},
 	})
 	p.waitQuery(t, 3*time.Minute, fmt.Sprintf("count(%s == 1) == %d", catalog.InformerSynced.Name, len(exporters)*len(h.resources)))
 	p.waitQuery(t, 2*time.Minute, slo.RuleObjective)
+	p.waitQuery(t, 2*time.Minute, fmt.Sprintf(`count(count by (cluster, instance) (%s{job=%q})) == %d`,
+		slo.APIServerWatchCacheRV, h.spec.WithDefaults().APIServerJob, len(exporters)*len(h.env.HA.Servers)))
 	return p
 }
 
