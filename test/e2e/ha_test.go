@@ -70,9 +70,12 @@ func TestHA(t *testing.T) {
 	t.Run("one_server_watch_cache_stalls", h.serverStall)
 	t.Run("rolling_restart_no_false_page", h.rollingRestart)
 	t.Run("probe_reads_and_informers_on_different_servers", h.spread)
+	t.Run("one_server_loses_etcd", h.serverLosesEtcd)
 }
 
-// haStack is the HA control plane and what every scenario shares.
+// haStack is the HA control plane and what every scenario shares. Every
+// API server reaches etcd through proxies of its own
+// (Options.EtcdProxies), so that one can lose etcd alone.
 type haStack struct {
 	*stack
 	config []byte       // the exporter's config file, as the chart renders it
@@ -100,7 +103,7 @@ func startHAStack(t *testing.T) *haStack {
 		},
 	})
 	s.env = testenv.StartT(t, testenv.Options{
-		APIServers: haServers, EtcdMembers: 3, LogDir: s.logDir,
+		APIServers: haServers, EtcdMembers: 3, EtcdProxies: true, LogDir: s.logDir,
 		APIServerArgs: map[string]string{"audit-policy-file": policy, "audit-log-path": audit},
 	})
 	file, asSA := s.installChart(t, nil)
@@ -742,3 +745,147 @@ func watchView(e haExporter, resource string) string {
 	return fmt.Sprintf("silence %.0fs, staleness %.0fs, relists %v, watch starts %v, list errors %v, watch errors %v", silence, stale,
 		m.Sum(catalog.Relists.Name, l), m.Sum(catalog.WatchStarts.Name, l), m.Sum(catalog.ListErrors.Name, l), m.Sum(catalog.WatchErrors.Name, l))
 }
+
+// serverLosesEtcd: one API server loses etcd (APIServer.StallEtcd: every
+// byte between it and the etcd members held) while the other two go on.
+// Its watch cache stands still; an exporter whose informers are on it
+// (forced by its direct address, client-go's HTTP/2: one connection)
+// delivers nothing more, while its head probe and canary go to another
+// server: a consistent read through the stalled one fails only at its
+// 60 s request timeout, which would leave the head unknown and nothing
+// to page (in production the probe's connection lands where the
+// balancer puts it). Its freshness reads ride the informers' connection
+// and fail there, as they would. The stalled server is the one the
+// balancer holds the fewest connections to, so that the workload's
+// writes (the admin's one HTTP/2 connection through it) go on.
+//
+// Prometheus first holds stageHistory of the API servers' series: the
+// etcd_to_cache stage allows each cache its usual pause between updates,
+// learned over slo.AllowanceMemory, and a cache stalled a few seconds
+// after Prometheus starts looks like one that never changes (one run:
+// 1 change in 149 samples, a 600 s allowance, the stage named nowhere in
+// 8 minutes). Then pages reach the webhook, and say where: a page names
+// the stalled server's instance, stage etcd_to_cache, within the bound;
+// none names another stage or server. A page notified before the cache
+// trailed for the stage's window (slo.Spec.SliceWindow; the test's burn
+// windows are scaled down, its stage windows are not: the canary's page
+// comes in about a minute) names none, and is logged. The stage series
+// at the first page and when the stage is named are logged. After the
+// release the exporter is fresh again and its pages resolve. Pages that
+// start after the release are not judged: the stall's own burn arriving
+// late, and quiet resources whose staleness was unknown through the stall
+// (their freshness reads fail on the stalled server: state head_unknown)
+// and known again at the release, page then, naming cache_to_client
+// (the 5m delivery percentiles keep the stall's delay, the cache's trail
+// is gone).
+func (h *haStack) serverLosesEtcd(t *testing.T) {
+	h.scenario(t)
+	ha := h.env.HA
+	stalledIdx := 0
+	for i, s := range ha.Servers {
+		if s.Backend.Open() < ha.Servers[stalledIdx].Backend.Open() {
+			stalledIdx = i
+		}
+	}
+	probeIdx := (stalledIdx + 1) % len(ha.Servers)
+	stalled := ha.Servers[stalledIdx]
+	instance := serverInstance(stalled)
+	for _, s := range ha.Servers {
+		t.Logf("%s (instance %s): %d connections of the balancer open", s.Name, serverInstance(s), s.Backend.Open())
+	}
+	t.Logf("stalling %s's etcd; informers on it, head probe and canary on %s", stalled.Name, ha.Servers[probeIdx].Name)
+	e := h.startExporter(t, "etcd-loss", ha.Direct(h.token, stalledIdx), ha.Direct(h.token, probeIdx), false)
+	p := h.monitor(t, e)
+	stage := func(rule string) string {
+		return p.describeVector(fmt.Sprintf("%s{cluster=%q}", rule, e.cluster))
+	}
+	logStages := func(when string) {
+		for _, rule := range []string{slo.RuleWorstStage, slo.RuleWatchCacheBehind, slo.RuleDeliveryDelay, slo.RuleStageDelay} {
+			t.Logf("%s: %s %s", when, rule, stage(rule))
+		}
+	}
+	samples := int(stageHistory / apiServerScrapeInterval)
+	p.waitQuery(t, stageHistory+2*time.Minute, fmt.Sprintf(`min(count_over_time(%s{job=%q, cluster=%q}[%s])) >= %d`,
+		slo.APIServerWatchCacheRV, h.spec.WithDefaults().APIServerJob, e.cluster, slo.AllowanceMemory, samples))
+	t.Logf("before the stall: %s %s", slo.RuleWorstStage, stage(slo.RuleWorstStage))
+
+	cacheRV := func() (uint64, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return stalled.WatchCacheRV(ctx, "", canaryResource)
+	}
+	rv, err := cacheRV()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalledAt := time.Now()
+	stalled.StallEtcd()
+	released := false
+	release := func() {
+		if !released {
+			stalled.ReleaseEtcd()
+			released = true
+		}
+	}
+	t.Cleanup(release)
+
+	const bound = 8 * time.Minute
+	page := h.hook.wait(t, bound, "a page of "+e.cluster, func(a notifiedAlert) bool {
+		return a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.Labels["cluster"] == e.cluster &&
+			a.Labels[catalog.LabelResource] != "" && a.StartsAt.After(stalledAt)
+	})
+	t.Logf("first page %v after the stall: %s", page.Received.Sub(stalledAt).Round(time.Second), page)
+	logStages("at the first page")
+	h.checkPage(t, page)
+
+	where := fmt.Sprintf("Where: the watch cache of API server %s, ", instance)
+	names := func(a notifiedAlert) bool {
+		d := a.Annotations["description"]
+		return strings.Contains(d, where) && strings.Contains(d, "(stage "+slo.StageEtcdToCache+", ")
+	}
+	named := h.hook.wait(t, bound, "a page naming "+stalled.Name+"'s watch cache", func(a notifiedAlert) bool {
+		return a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.Labels["cluster"] == e.cluster && a.StartsAt.After(stalledAt) && names(a)
+	})
+	t.Logf("a page names %s's watch cache %v after the stall: %s", stalled.Name, named.Received.Sub(stalledAt).Round(time.Second), named)
+	logStages("at the page naming it")
+	if now, err := cacheRV(); err != nil || now != rv {
+		t.Errorf("%s's watch cache of %s moved with its etcd stalled: RV %d at the stall, now %d (%v)", stalled.Name, canaryResource, rv, now, err)
+	}
+	// every notification of a page: the stalled cache or no stage
+	for _, a := range h.pages(e.cluster, stalledAt) {
+		d := a.Annotations["description"]
+		switch {
+		case names(a):
+		case strings.Contains(d, " Where: "):
+			t.Errorf("%s of %s, notified %v after the stall, names another stage than %s's watch cache (%s): %q", a.Labels["alertname"], a.Labels[catalog.LabelResource],
+				a.Received.Sub(stalledAt).Round(time.Second), stalled.Name, instance, d)
+		default:
+			t.Logf("%s of %s, notified %v after the stall, names no stage", a.Labels["alertname"], a.Labels[catalog.LabelResource], a.Received.Sub(stalledAt).Round(time.Second))
+		}
+	}
+
+	// recovery: fresh again, the pages resolve
+	releasedAt := time.Now()
+	release()
+	h.waitFreshAll(t, e, releasedAt)
+	h.waitResolved(t, page, releasedAt)
+	testenv.WaitFor(t, 5*time.Minute, "no page alert pending or firing", func() (bool, error) {
+		as, err := p.alerts()
+		if err != nil {
+			return false, err
+		}
+		for _, a := range as {
+			if string(a.Labels["severity"]) == slo.DefaultSeverityPage {
+				return false, fmt.Errorf("%s %s", a.State, a.Labels)
+			}
+		}
+		return true, nil
+	})
+	t.Logf("recovered %v after the release", time.Since(releasedAt).Round(time.Second))
+}
+
+// stageHistory is how much of the API servers' series a scenario's
+// Prometheus holds before it breaks a server: enough for the etcd_to_cache
+// stage's allowance of each cache's usual pause (over slo.AllowanceMemory)
+// to be small beside a stall of minutes (about 7 s at 3 minutes of stall).
+const stageHistory = 5 * time.Minute

@@ -267,6 +267,23 @@ func (p *prometheusServer) describeAlerts() string {
 	return b.String()
 }
 
+// describeVector returns the series of the instant query q now, one line
+// per series with its value (for a log).
+func (p *prometheusServer) describeVector(q string) string {
+	v, err := p.query(q)
+	if err != nil {
+		return err.Error()
+	}
+	if len(v) == 0 {
+		return "(no series)"
+	}
+	var b strings.Builder
+	for _, s := range v {
+		fmt.Fprintf(&b, "\n  %s = %.4g", s.Metric, float64(s.Value))
+	}
+	return b.String()
+}
+
 // describeRange returns the series of the range query q over r, one line
 // per series with its values at r's steps (for a failure's log).
 func (p *prometheusServer) describeRange(q string, r promv1.Range) string {
