@@ -87,16 +87,16 @@ func (in *informer) drainStore() {
 func (in *informer) owe(siblings []*informer, ds []proof.Applied, now time.Time) {
 	var buf [2 * proof.QueueCap]change
 	changes := buf[:0]
-	var listRV uint64
+	var l relist
 	for _, d := range ds {
 		if d.List {
-			listRV = d.ListRV
+			l = relist{rv: d.ListRV, began: d.ListBegan, consistent: d.Consistent}
 		}
 		if d.Kind == proof.Event && d.RV != 0 && d.Deltas == 1 && d.Key != 0 {
 			changes = append(changes, change{key: d.Key, rv: d.RV, deleted: d.Deleted})
 		}
 	}
-	in.res.owing.applied(in, siblings, listRV, changes, now)
+	in.res.owing.applied(in, siblings, l, changes, now)
 }
 
 // env returns what the proofs read of the informer's surroundings; the

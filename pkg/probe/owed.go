@@ -44,8 +44,9 @@ type debts struct {
 	// bookmark should have carried and did not (it stays owed when the
 	// watch reopens: a stuck cache sends a watch from its own RV no
 	// bookmark at all)
-	marks  []owedChange
-	behind uint64
+	marks    []owedChange
+	behind   uint64
+	behindAt time.Time // when a sibling delivered the latest change behind holds
 }
 
 // owedChange is the highest RV of the changes owed that fell due by due
@@ -74,11 +75,20 @@ type change struct {
 	deleted bool
 }
 
-// applied records that in's store applied changes (and, when listRV is
-// not 0, replaced its content with a list at listRV first), at now: what
-// in holds, what it no longer owes, and what its siblings owe. siblings
-// are the resource's informers; one that stopped owes nothing any more.
-func (o *owing) applied(in *informer, siblings []*informer, listRV uint64, changes []change, now time.Time) {
+// relist is a list an informer's store replaced its content with: at rv,
+// begun at began, consistent when it read at RV "" (etcd's current
+// state, or a watch cache that caught up with it).
+type relist struct {
+	rv         uint64
+	began      time.Time
+	consistent bool
+}
+
+// applied records that in's store applied changes (and, when l.rv is not
+// 0, replaced its content with list l first), at now: what in holds, what
+// it no longer owes, and what its siblings owe. siblings are the
+// resource's informers; one that stopped owes nothing any more.
+func (o *owing) applied(in *informer, siblings []*informer, l relist, changes []change, now time.Time) {
 	if len(siblings) < 2 {
 		return
 	}
@@ -104,9 +114,23 @@ func (o *owing) applied(in *informer, siblings []*informer, listRV uint64, chang
 			others = append(others, d)
 		}
 	}
-	if listRV != 0 {
+	if l.rv != 0 {
 		clear(mine.held)
-		mine.paid(listRV)
+		mine.paid(l.rv)
+		if l.consistent {
+			// a consistent list begun after a sibling delivered a change
+			// holds it or what came after it, whatever the RVs say: one
+			// above the list's was of a history etcd lost since (a
+			// restore; simulation seed 1301317: a change delivered just
+			// before a restore stayed owed, at its lost RV, by a store
+			// listed in the new history, RV lag 524-620 while it missed
+			// nothing)
+			mine.owed = unpaidSince(mine.owed, l.began, overdueAfter)
+			mine.marks = unpaidSince(mine.marks, l.began, 0)
+			if mine.behindAt.Before(l.began) {
+				mine.behind = 0
+			}
+		}
 	}
 	var top uint64
 	for _, c := range changes {
@@ -162,7 +186,9 @@ func (o *owing) overdue(in *informer, rv uint64, now time.Time, unmet func(at ti
 		i := 0
 		for _, c := range d.marks {
 			if unmet(c.due) {
-				d.behind = max(d.behind, c.rv)
+				if c.rv > d.behind {
+					d.behind, d.behindAt = c.rv, c.due
+				}
 				continue
 			}
 			d.marks[i] = c
@@ -192,6 +218,19 @@ func (d *debts) paid(rv uint64) {
 	if d.behind <= rv {
 		d.behind = 0
 	}
+}
+
+// unpaidSince returns cs without the changes a sibling delivered before
+// began (each due lead after its delivery), in place.
+func unpaidSince(cs []owedChange, began time.Time, lead time.Duration) []owedChange {
+	i := 0
+	for _, c := range cs {
+		if !c.due.Add(-lead).Before(began) {
+			cs[i] = c
+			i++
+		}
+	}
+	return cs[:i]
 }
 
 // unpaid returns cs without the changes at or below rv, in place.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -168,5 +169,42 @@ func TestAResourcesStalenessIsUnknownWhileASyncedInformersIs(t *testing.T) {
 	w.probe(5)
 	if sn := w.snap(6); sn.StalenessKnown {
 		t.Errorf("staleness %vs known while a synced informer's is unknown; want unknown", sn.StalenessSeconds)
+	}
+}
+
+// A consistent list begun after a sibling delivered a change holds it or
+// what came after it, whatever the RVs say. Simulation seed 1301317: a
+// change delivered just before an etcd restore (RV 2,890) stayed owed,
+// at its lost RV, by an informer that listed in the restored history
+// (RV 1,531): RV lag 524-620 for a store missing nothing, until the new
+// history passed 2,890. A list that is not consistent (RV "0", from a
+// watch cache that may be behind) pays by its RV only.
+func TestAConsistentListPaysWhatASiblingDeliveredBeforeIt(t *testing.T) {
+	at := func(s float64) time.Time { return time.Unix(0, 0).Add(time.Duration(s * float64(time.Second))) }
+	unmet := func(time.Time) bool { return true } // every bookmark since failed to carry it
+	for _, tc := range []struct {
+		name       string
+		consistent bool
+		began      float64
+		want       uint64
+	}{
+		{"a consistent list begun after it", true, 300, 0},
+		{"a list from the cache", false, 300, 2890},
+		{"a consistent list begun before it", true, 150, 2890},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o owing
+			a, b := &informer{}, &informer{}
+			sibs := []*informer{a, b}
+			o.applied(b, sibs, relist{}, nil, at(0)) // b is known to owing
+			o.applied(a, sibs, relist{}, []change{{key: 1, rv: 2890}}, at(188))
+			if got := o.overdue(b, 2779, at(260), unmet); got != 2890 {
+				t.Fatalf("before the list: owes %d, want 2890", got)
+			}
+			o.applied(b, sibs, relist{rv: 1531, began: at(tc.began), consistent: tc.consistent}, nil, at(301))
+			if got := o.overdue(b, 1531, at(400), unmet); got != tc.want {
+				t.Errorf("after the list: owes %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
