@@ -179,7 +179,7 @@ var (
 	}
 	WatchSilence = Metric{
 		Name:   "rvsync_watch_silence_seconds",
-		Help:   "Seconds since the informer's watch last delivered anything: an event, a bookmark or the end of a list. A live watch delivers a bookmark every bookmark period; a stalled one falls silent. Absent until the informer synced, and while the resource is not served (state unserved: a List answered 404). With several informers of the resource, the one whose silence is the most bookmark periods of its own; rvsync_watch_bookmark_period_seconds is that informer's.",
+		Help:   "Seconds since the informer's watch last delivered anything: an event, a bookmark or the end of a list. A live watch delivers a bookmark every bookmark period; a stalled one falls silent. Absent until the informer synced, and while the resource is not served (state unserved: a List, or every read since the watch last spoke, answered 404). With several informers of the resource, the one whose silence is the most bookmark periods of its own; rvsync_watch_bookmark_period_seconds is that informer's.",
 		Type:   Gauge,
 		Labels: []string{LabelResource},
 		Unit:   "seconds",

@@ -223,6 +223,9 @@ func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent,
 		sp.mu.Unlock()
 		reason := reasonOf(err)
 		m.metrics.HeadProbeErrors.WithLabelValues(src.resource, reason).Inc()
+		if r := m.resourceOf(src.resource); r != nil && reason == catalog.ReasonNotFound {
+			r.readAnswered(recv, false)
+		}
 		switch {
 		case failures == 1: // once per run of failures; the metric counts each
 			warn(sp.log, "head probe failed; retrying with backoff", "resource", src.resource, "reason", reason, "err", err)
@@ -232,6 +235,9 @@ func (m *Monitor) sample(sp *space, src headSource, rvs string, err error, sent,
 			sp.log.V(1).Info("head probe failed again", "resource", src.resource, "failures", failures, "err", err)
 		}
 		return 0, false, false
+	}
+	if r := m.resourceOf(src.resource); r != nil {
+		r.readAnswered(recv, true)
 	}
 	rv, integer := proof.ParseRV(rvs)
 	sp.mu.Lock()

@@ -126,6 +126,21 @@ func (r *resource) informerList() []*informer {
 	return slices.Clone(r.informers)
 }
 
+// readAnswered tells r's informers that a consistent read of r answered
+// at at: served false when the API server said it does not serve r (see
+// proof.Watch.ReadUnserved).
+func (r *resource) readAnswered(at time.Time, served bool) {
+	for _, in := range r.informerList() {
+		in.wireMu.Lock()
+		if served {
+			in.wire.ReadServed()
+		} else {
+			in.wire.ReadUnserved(at)
+		}
+		in.wireMu.Unlock()
+	}
+}
+
 // isCanary reports whether the object namespace/name is the resource's
 // canary object.
 func (r *resource) isCanary(namespace, name string) bool {

@@ -625,6 +625,44 @@ func TestAResourceNotServedHasNoWatchSilence(t *testing.T) {
 	}
 }
 
+// A resource whose reads all say it is not served (a CRD deleted) has
+// nothing to watch, even while its informer's watch, opened before, never
+// learnt it: a watch on a connection that stopped carrying bytes loses the
+// server's end of the stream (simulation seeds 1305071 and 1318303: a
+// "stall" of a deleted CRD's watch for minutes, every read answering 404).
+// The watch's next sign of life, or a read that answers, says it is served.
+func TestAResourceItsReadsFindNotServedHasNoWatchSilence(t *testing.T) {
+	w := newWorld(t, 100)
+	w.probe(0)
+	w.sync(0.1)
+	w.deliver(30, watch.Bookmark, w.rv)
+	w.probeErr = apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "")
+	for s := 35.0; s <= 400; s += 5 {
+		w.probe(s)
+	}
+	sn := w.snap(400)
+	if sn.State != catalog.StateUnserved {
+		t.Fatalf("state %q after 6 minutes of 404s, want %q", sn.State, catalog.StateUnserved)
+	}
+	if sn.SilenceKnown {
+		t.Errorf("watch silence %vs for a resource its reads find not served; want absent", sn.SilenceSeconds)
+	}
+	// the watch speaks: the server it is on serves the resource
+	w.deliver(401, watch.Bookmark, w.rv)
+	if sn := w.snap(402); sn.State == catalog.StateUnserved {
+		t.Errorf("unserved after the watch had a bookmark")
+	}
+	w.probe(405) // a 404 again, after the bookmark
+	if sn := w.snap(406); sn.State != catalog.StateUnserved {
+		t.Errorf("state %q after a 404 read with the watch silent since, want %q", sn.State, catalog.StateUnserved)
+	}
+	w.probeErr = nil
+	w.probe(410)
+	if sn := w.snap(411); sn.State == catalog.StateUnserved {
+		t.Errorf("unserved after a read answered")
+	}
+}
+
 // #15.1: after an etcd restore, new canary writes (lower RVs) are not
 // "delivered" by the memory of the lost history.
 func TestCanaryAfterRestore(t *testing.T) {

@@ -26,6 +26,10 @@ type Watch struct {
 	attemptStart  time.Time // first page of the current list attempt
 	consistent    bool      // that attempt is a consistent read (RV "")
 	unserved      bool      // the latest list attempt found nothing to watch, and none succeeded since
+	// readsUnserved: when the first of the latest consistent reads of the
+	// resource, on any connection, answered that it is not served, none
+	// answering since (zero: none; see ReadUnserved)
+	readsUnserved time.Time
 
 	watching bool
 	opened   time.Time // the current watch's start
@@ -153,6 +157,7 @@ func (w *Watch) ListStarted(now time.Time, consistent bool) string {
 // a consistent read (it held everything committed by then).
 func (w *Watch) ListEnded(now time.Time) (began time.Time, consistent bool) {
 	w.listing, w.unserved, w.relistExpired = false, false, false
+	w.readsUnserved = time.Time{}
 	w.live(now)
 	w.bookmarkRef, w.received = now, now
 	return w.attemptStart, w.consistent
@@ -164,9 +169,31 @@ func (w *Watch) ListEnded(now time.Time) (began time.Time, consistent bool) {
 // the resource again: only a list that succeeds does.
 func (w *Watch) ListFailed(unserved bool) { w.unserved = w.unserved || unserved }
 
-// Unserved reports whether a list attempt found nothing to watch (see
-// ListFailed) and none succeeded since: silence means nothing then.
-func (w *Watch) Unserved() bool { return w.unserved }
+// ReadUnserved records that a consistent read of the resource (a head
+// probe or a freshness read, on any connection) answered at at that the
+// API server does not serve it (a CRD deleted). A watch that was open
+// then may not learn it: on a connection that stopped carrying bytes
+// (HTTP/1.1 has no keepalive of its own), the server's end of the stream
+// is lost, and client-go's reflector waits on it without a deadline
+// (simulation seeds 1305071 and 1318303: a CRD deleted while the
+// informers' connection was frozen, its watch "stalled" for minutes while
+// every read said 404).
+func (w *Watch) ReadUnserved(at time.Time) {
+	if w.readsUnserved.IsZero() || w.life.After(w.readsUnserved) { // a run of them since the watch last spoke
+		w.readsUnserved = at
+	}
+}
+
+// ReadServed records that a consistent read of the resource answered.
+func (w *Watch) ReadServed() { w.readsUnserved = time.Time{} }
+
+// Unserved reports whether there is nothing to watch: a list attempt
+// found nothing (see ListFailed) and none succeeded since, or the reads
+// of the resource say it is not served (see ReadUnserved) and the watch
+// gave no sign of life since they first did. Silence means nothing then.
+func (w *Watch) Unserved() bool {
+	return w.unserved || !w.readsUnserved.IsZero() && !w.life.After(w.readsUnserved)
+}
 
 // WatchOpened records that a watch (or a watch-list past its initial
 // events) streams from now on, until deadline (zero: no timeout asked),
