@@ -79,7 +79,7 @@ func TestAStoreWhoseSpaceMovedStillReads(t *testing.T) {
 			w.probe(0)
 			w.sync(0.1)
 			w.probe(5)
-			w.mon.split(headSource{resource: w.tr.name, read: w.headFunc})
+			w.mon.split(headSource{resource: w.tr.name, read: w.headFunc}, w.tr.space.Load())
 			if rv := w.is.heldRV(); rv != 0 {
 				t.Fatalf("RV %d after the move to a space of its own; want none known (the test's premise)", rv)
 			}

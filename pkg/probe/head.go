@@ -277,8 +277,8 @@ func (m *Monitor) settle(sp *space, v proof.Verdict, rv uint64) {
 		sp.mu.Lock()
 		src := sp.sources[id]
 		sp.mu.Unlock()
-		warn(sp.log, "a resource answers the head probe from another etcd (or with resource versions that are not integers): it now has an RV space of its own (configure `space` for it to make this explicit)", "resource", src.resource)
-		m.split(src)
+		to := m.split(src, sp)
+		warn(sp.log, "a resource answers the head probe from another etcd (or with resource versions that are not integers): it moves to another RV space (configure `space` for it to make this explicit)", "resource", src.resource, "to", to.name)
 	}
 	switch {
 	case v.Regressed && v.Known:
@@ -335,7 +335,7 @@ const checkReads = 4
 // checkSources reads, in wg, sources of sp whose etcd the samples have not
 // settled, one consistent read each (a head sample, as a freshness read
 // is): the reference's next probe confirms each, or contradicts it until
-// it is found to read another etcd and moves to a space of its own. A
+// it is found to read another etcd and moves to another space. A
 // busy resource sends no freshness read, and with them off none does: a
 // resource of another etcd listed beside the reference would share its
 // head, and count its restores, for good.

@@ -92,6 +92,11 @@ type Monitor struct {
 	mu        sync.Mutex
 	spaces    map[string]*space
 	resources map[string]*resource
+	// learned: the spaces made for resources found to read another etcd
+	// than their space's, in order; left: per resource, the spaces it was
+	// found foreign to (see split)
+	learned []*space
+	left    map[string][]*space
 	// recordDeliveries: stale-read checks are on, so informers record
 	// when they delivered each object's version (see deliveries)
 	recordDeliveries bool
@@ -106,6 +111,7 @@ func New(opts Options) *Monitor {
 		start:     opts.Clock.Now(),
 		spaces:    map[string]*space{},
 		resources: map[string]*resource{},
+		left:      map[string][]*space{},
 	}
 }
 
@@ -230,16 +236,28 @@ func (m *Monitor) space(name string) *space {
 }
 
 // split moves the resource of src, found to answer from another etcd than
-// its space, to an RV space of its own named after it, with src as its head
-// source. What its informers proved in the old space proves nothing.
-func (m *Monitor) split(src headSource) {
+// its space from, to another RV space, with src as a head source: the
+// first space learnt this way whose reads it has not been found to
+// contradict, or a new one named after it. Resources of one etcd found
+// foreign to the space of another share its history there: a restore a
+// canary's write proves in one is every one's (simulation seed 1313866:
+// events on an etcd of their own listed first, widgets and the canary's
+// configmaps each moved to a space of their own; the main etcd restored,
+// the canary's write below counted it in configmaps' space, and widgets,
+// whose head probe a frozen watch cache answered at the lost history's
+// RV, read fresh while its cache lacked every change since). The space it
+// joins checks its reads as any unsettled source's, and finds it foreign
+// again if they contradict its reference. What its informers proved in
+// the old space proves nothing.
+func (m *Monitor) split(src headSource, from *space) *space {
 	m.mu.Lock()
-	own := m.space(src.resource)
+	m.left[src.resource] = append(m.left[src.resource], from)
+	own := m.learnedSpace(src.resource)
 	r := m.resources[src.resource]
 	m.mu.Unlock()
 	own.addSource(src.resource, src.read)
 	if r == nil {
-		return
+		return own
 	}
 	old := r.space.Swap(own)
 	if old != own {
@@ -259,6 +277,25 @@ func (m *Monitor) split(src headSource) {
 		in.wireMu.Unlock()
 		in.proofMu.Unlock()
 	}
+	return own
+}
+
+// learnedSpace returns the space a resource found foreign to its space
+// moves to (see split): the first learnt one it never left, or a new one,
+// learnt, named after it. The caller holds mu.
+func (m *Monitor) learnedSpace(resource string) *space {
+	for _, s := range m.learned {
+		if !slices.Contains(m.left[resource], s) {
+			return s
+		}
+	}
+	name := resource
+	for n := 2; m.spaces[name] != nil; n++ {
+		name = fmt.Sprintf("%s-%d", resource, n)
+	}
+	s := m.space(name)
+	m.learned = append(m.learned, s)
+	return s
 }
 
 // resource returns a resource already watched.

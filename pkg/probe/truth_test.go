@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -595,6 +596,64 @@ func TestAResourceOfAnotherEtcdThatNothingReadsGetsASpaceOfItsOwn(t *testing.T) 
 	}
 	if got := testutil.ToFloat64(events.regressions); got != 0 {
 		t.Errorf("events counted %v RV regressions; its etcd never went back", got)
+	}
+}
+
+// Resources of one other etcd, each found foreign to the cluster's space,
+// share the space the first moved to: a restore of their etcd is theirs
+// alike, not one's only (simulation seed 1313866: widgets and the canary's
+// configmaps, each in a space of its own, the canary's write proved a
+// restore in one while the other read fresh). A resource of a third etcd
+// that joined them moves on once its reads contradict their reference.
+func TestResourcesOfAnotherEtcdShareTheSpaceTheyMoveTo(t *testing.T) {
+	w := newWorld(t, 5000)
+	other := uint64(300) // events and leases: one etcd of their own
+	sameEtcd := func(resource string) *resource {
+		r := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: resource}, "")
+		r.space.Load().addSource(r.name, func(context.Context) (string, error) {
+			other += 3
+			return strconv.FormatUint(other, 10), nil
+		})
+		return r
+	}
+	events, leases := sameEtcd("events"), sameEtcd("leases")
+	third := w.otherEtcd("secrets", 90_000)
+	probeAll := func(s float64) {
+		w.at(s)
+		var wg sync.WaitGroup
+		for _, sp := range w.mon.probedSpaces() {
+			w.mon.probe(context.Background(), sp, &wg)
+		}
+		wg.Wait()
+	}
+	w.probe(0)
+	w.sync(0.1)
+	for s := 5.0; s <= 300; s += 5 {
+		w.others(50)
+		probeAll(s)
+	}
+	cluster := w.tr.space.Load()
+	if events.space.Load() == cluster || leases.space.Load() == cluster {
+		t.Fatalf("events or leases still in the cluster's space after 5 minutes of probes")
+	}
+	if events.space.Load() != leases.space.Load() {
+		t.Errorf("events in space %q, leases in %q: one etcd, two spaces", events.space.Load().name, leases.space.Load().name)
+	}
+	if sp := third.space.Load(); sp == cluster || sp == events.space.Load() {
+		t.Errorf("secrets, of a third etcd, in space %q with cluster %q and events' %q", sp.name, cluster.name, events.space.Load().name)
+	}
+	other -= 200 // events' and leases' etcd restored from a backup
+	for s := 305.0; s <= 360; s += 5 {
+		w.others(50)
+		probeAll(s)
+	}
+	for _, r := range []*resource{events, leases} {
+		if got := testutil.ToFloat64(r.regressions); got != 1 {
+			t.Errorf("%s counted %v RV regressions of its etcd's restore; want 1", r.name, got)
+		}
+	}
+	if got := testutil.ToFloat64(w.tr.regressions) + testutil.ToFloat64(third.regressions); got != 0 {
+		t.Errorf("configmaps and secrets counted %v RV regressions; their etcds never went back", got)
 	}
 }
 

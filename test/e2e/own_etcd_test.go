@@ -100,7 +100,7 @@ type ownEtcdCheck struct {
 // informer RV ~9,800 above its space's head (failure-modes.md promises
 // ahead_of_head). Without it, events is the reference of the default space
 // and configmaps reads RV lag ~9,790 at its first scrapes; then the main
-// etcd's resources move to RV spaces of their own, one each, and events
+// etcd's resources move to an RV space of their own, one for both, and events
 // keeps the default one (the docs promise events a space of its own).
 // Before the head probe's check reads these lasted about 2 minutes (with
 // staleness growing to 116 s on complete caches), and for good with

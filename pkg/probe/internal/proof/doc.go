@@ -37,7 +37,11 @@
 //     contradiction counted while a write shows the reads to be of a lost
 //     history, whose frozen caches contradict each other; a restore drops
 //     the canaries' pending writes of the lost history); a resource found
-//     to read another etcd moves to a space of its own, where its stores
+//     to read another etcd moves to the first space learnt that way whose
+//     reference it does not contradict, or one of its own (package
+//     probe: resources of one other etcd share its restores), and a
+//     source contradicted once and never confirmed never takes over the
+//     head when the reference fails (Space.successor), where its stores
 //     stand listed as of their lists, so that a restore of that etcd
 //     finds them unlisted since (Proof.Reset);
 //   - every informer of a resource holds all its objects, and a fact

@@ -319,14 +319,17 @@ func TestTheCanarysAnchorIsNeverForeign(t *testing.T) {
 func TestANewReferenceBelowItsOwnEarlierReadIsARestore(t *testing.T) {
 	sp := twoSources()
 	probeRising(sp, 1900, 10)
-	sp.Sample(1, 1995, true, sec(52), sec(52), false) // a freshness read of the other resource
+	// a freshness read of the other resource, above the head (one below
+	// it would be contradicted by the next probe: a source that never
+	// takes the reference's role, see TestADoubtedSourceIsNoReferenceAfterAFailover)
+	sp.Sample(1, 2005, true, sec(52), sec(52), false)
 	sp.Sample(0, 2010, true, sec(55), sec(55), true)
 	for i := 0; i < refFailover; i++ { // etcd restored: the reference's probe is refused
 		sp.Failed(0)
 	}
 	v := sp.Sample(1, 1964, true, sec(80), sec(80), true)
 	if !v.Regressed || v.Known {
-		t.Fatalf("verdict %+v: a new reference below its own earlier read (1964 < 1995) is a restore", v)
+		t.Fatalf("verdict %+v: a new reference below its own earlier read (1964 < 2005) is a restore", v)
 	}
 
 	// without a read of its own above, one lower sample of a new reference
@@ -671,5 +674,45 @@ func TestCachesOfALostHistoryProveNoOtherEtcd(t *testing.T) {
 	}
 	if len(foreign) > 0 {
 		t.Errorf("sources %v found to read another etcd while the caches of a lost history answered them", foreign)
+	}
+}
+
+// A source read below a quiet reference and contradicted once, that
+// neither side moved on from since, does not take the reference's role
+// when the reference fails: it may read another etcd, whose restore would
+// be counted for every resource of the space (simulation seed 1310965:
+// events on an etcd of its own at 10,000,000, configmaps on the main etcd
+// at 1,000, nothing written; the main etcd restored through the
+// reference's outage, and a regression was counted for events). An
+// uncontradicted source takes over as before.
+func TestADoubtedSourceIsNoReferenceAfterAFailover(t *testing.T) {
+	sp := twoSources()
+	sp.Sample(0, 10_000_000, true, sec(0), sec(0), true)
+	for i := 1; i <= 6; i++ { // configmaps below; nothing moves
+		sp.Sample(1, 1000, true, sec(float64(5*i)), sec(float64(5*i)), false)
+		sp.Sample(0, 10_000_000, true, sec(float64(5*i)+1), sec(float64(5*i)+1), true)
+	}
+	if sp.contradicted[1].n == 0 {
+		t.Fatal("setup: the lower source was never contradicted")
+	}
+	for i := 0; i < refFailover; i++ {
+		sp.Failed(0)
+	}
+	if ref := sp.Reference(); ref != 0 {
+		t.Fatalf("reference %d after the failures: the doubted source took over", ref)
+	}
+	for i := 0; i < 5; i++ { // the main etcd restored: its reads go back
+		if v := sp.Sample(1, 900, true, sec(float64(60+5*i)), sec(float64(60+5*i)), true); v.Regressed {
+			t.Fatalf("verdict %+v at sample %d: the doubted source's etcd going back counted as the space's", v, i)
+		}
+	}
+
+	clean := twoSources()
+	probeRising(clean, 1010, 1)
+	for i := 0; i < refFailover; i++ {
+		clean.Failed(0)
+	}
+	if ref := clean.Reference(); ref != 1 {
+		t.Errorf("reference %d after the failures; the uncontradicted source 1 should take over", ref)
 	}
 }
