@@ -50,10 +50,11 @@ type debts struct {
 }
 
 // owedChange is the highest RV of the changes owed that fell due by due
-// (or, in marks, that a sibling delivered by due).
+// (or, in marks, that a sibling delivered by due), the first of them by
+// first.
 type owedChange struct {
-	rv  uint64
-	due time.Time
+	rv         uint64
+	due, first time.Time
 }
 
 const (
@@ -200,14 +201,17 @@ func (o *owing) overdue(in *informer, rv uint64, now time.Time, unmet func(at ti
 }
 
 // owe adds a change at rv owed by due to cs (due no earlier than any in
-// cs): changes less than a second apart join, at the later due, and cs
-// holds maxOwed at most.
+// cs): changes within a second of the first of an entry join it, at the
+// later due, and cs holds maxOwed at most. An entry spans a second at
+// most: joined to the latest change, a steady stream of changes less than
+// a second apart moved its due on forever, and nothing fell due
+// (simulation seed 1403223).
 func owe(cs []owedChange, rv uint64, due time.Time) []owedChange {
-	if n := len(cs); n > 0 && (due.Sub(cs[n-1].due) < time.Second || n == maxOwed) {
+	if n := len(cs); n > 0 && (due.Sub(cs[n-1].first) < time.Second || n == maxOwed) {
 		cs[n-1].rv, cs[n-1].due = max(cs[n-1].rv, rv), due
 		return cs
 	}
-	return append(cs, owedChange{rv: rv, due: due})
+	return append(cs, owedChange{rv: rv, due: due, first: due})
 }
 
 // paid drops what the store's reaching rv paid: every change at or below

@@ -88,6 +88,40 @@ func TestASiblingsChangeIsOwed(t *testing.T) {
 	}
 }
 
+// A sibling delivering changes less than a second apart, steadily (an
+// object written 5 times a second), still makes them fall due: changes
+// owed within a second of each other joined the latest one, at its later
+// due, so a steady stream moved the due of what was owed forever and
+// nothing ever fell due (simulation seed 1403223: a namespace-scoped
+// informer on a stuck cache, its object written 5 times a second, read
+// RV lag 0 while it lacked 400 changes, the oldest 76 s old).
+func TestASteadyStreamOfASiblingsChangesFallsDue(t *testing.T) {
+	for _, bookmarks := range []bool{false, true} {
+		w := newWorld(t, 1000)
+		stuck := w.sibling()
+		w.probe(0)
+		w.sync(0.1)
+		stuck.list(0.2, w.rv)
+		held := w.write()
+		w.deliverObject(1, watch.Added, "held", held)
+		stuck.deliver(1.1, watch.Added, "held", held)
+		for s := 1.2; s <= 130; s += 0.2 {
+			rv := w.write()
+			w.deliverObject(s, watch.Modified, "held", rv)
+			if int(s*5)%25 == 0 {
+				w.probe(s + 0.05)
+			}
+			if bookmarks && int(s*5)%300 == 0 {
+				stuck.deliver(s+0.1, watch.Bookmark, "", held) // at its cache's old RV
+			}
+		}
+		sn := w.snap(130.5)
+		if !sn.LagKnown || sn.Lag == 0 {
+			t.Errorf("bookmarks %v: RV lag %d (known %v) with one informer at RV %d, its sibling delivering its object 5 times a second up to %d", bookmarks, sn.Lag, sn.LagKnown, held, w.rv)
+		}
+	}
+}
+
 // siblingLW drives a second informer of a world's resource.
 type siblingLW struct {
 	w     *world

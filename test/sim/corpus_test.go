@@ -1034,6 +1034,15 @@ var corpus = []struct {
 		},
 	},
 	{
+		caught: "seeds 1400001-1405000 on 7 December (seed 1403223, shrunk), failing on the code before too: three API servers on HTTP/1.1, configmaps written 5 times a second (one object, in namespace ns) with four informers, one scoped to ns on server 2, whose configmaps cache stuck 2 minutes: RV lag 0 while it lacked 400 changes, the oldest 76 s old; its bookmarks came at the stuck RV. What it owed never fell due: changes owed within a second of each other joined the latest at its later due, so a steady stream moved the due on forever. Fixed: an owed entry spans a second from its first change (TestASteadyStreamOfASiblingsChangesFallsDue)",
+		h: History{Seed: 1403223, Duration: 6 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, HTTP1: true, ServerMetrics: true,
+				Resources: []Watched{{ResourceSpec: resNoBookmark.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-typed", Embedded: true, Typed: true}, {Host: "ctrl-meta", Embedded: true}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=rvsync-canary"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Informers: []Informer{{Host: "informers"}, {Host: "ctrl-ns", Embedded: true, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, Namespace: "quiet"}, {Host: "ctrl-field", Embedded: true, Field: "metadata.name=rvsync-canary"}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 6 * time.Minute, Rate: 5, Keys: 1}},
+			Faults: []Fault{{Kind: "stuck", Start: 209 * time.Second, Dur: 2 * time.Minute, Server: 2, Resource: "configmaps"}},
+		},
+	},
+	{
 		caught: "seeds 1003001-1006000 on 7 December (seed 1003068, shrunk), one of 10 false alarms of the model's truth after e76e206 (1003774, 1004206, 1004527, 1004609, 1004793, 1005318, 1005336, 1005580, 1005774 alike): a store that had applied a deletion a restore undid lacks the key since the restore's revert, not since the key's creation (staleness below the truth: 'lacks a change committed 158 s ago'). Fixed in the model: a lacking key stands as of the latest entry that left it absent, undone deletions included (9e1904d)",
 		h: History{Seed: 1003068, Duration: 5 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, MoreCanaries: []string{"gadgets.legacy.example.io"},
