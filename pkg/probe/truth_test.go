@@ -657,6 +657,44 @@ func TestResourcesOfAnotherEtcdShareTheSpaceTheyMoveTo(t *testing.T) {
 	}
 }
 
+// A resource read below an idle reference and contradicted once, that
+// neither side moved on from since (two idle etcds), is doubted: a restore
+// of the reference's etcd is no regression of it (simulation seed
+// 1408259: events on an etcd of its own at revision 10, idle, beside idle
+// configmaps at 1,000; the main etcd restored 100 back, and events counted
+// the regression).
+func TestARestoreIsNoRegressionOfADoubtedResource(t *testing.T) {
+	w := newWorld(t, 1000)
+	events := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: "events"}, "")
+	events.space.Load().addSource(events.name, func(context.Context) (string, error) { return "10", nil })
+	probeAll := func(s float64) {
+		w.at(s)
+		var wg sync.WaitGroup
+		for _, sp := range w.mon.probedSpaces() {
+			w.mon.probe(context.Background(), sp, &wg)
+		}
+		wg.Wait()
+	}
+	w.probe(0)
+	w.sync(0.1)
+	for s := 5.0; s <= 120; s += 5 { // nothing written anywhere
+		probeAll(s)
+	}
+	if events.space.Load() != w.tr.space.Load() {
+		t.Fatal("setup: events found foreign in a still world, where nothing moves")
+	}
+	w.rv -= 100 // the main etcd restored from a backup
+	for s := 125.0; s <= 200; s += 5 {
+		probeAll(s)
+	}
+	if got := testutil.ToFloat64(w.tr.regressions); got != 1 {
+		t.Errorf("configmaps counted %v RV regressions of its etcd's restore; want 1", got)
+	}
+	if got := testutil.ToFloat64(events.regressions); got != 0 {
+		t.Errorf("events counted %v RV regressions; its etcd never went back", got)
+	}
+}
+
 // A resource one of its informers found not served (its List answered
 // 404: a CRD deleted) has nothing to watch: another informer's silence,
 // still counting from before, is no stall of it (simulation seed 331365 of

@@ -356,6 +356,15 @@ func (tx *Tx) dropLocked(cn *conn, err error) {
 			}
 		}
 	}
+	// a reset reaches the reader of every stream of cn, frozen or not,
+	// whatever its server sent before (a watch the server had ended, its
+	// end still in flight: a resource deleted while the connection was
+	// frozen); a pooled connection is closed and never thawed, and its
+	// streams waited forever (simulation seed 1409001)
+	for _, s := range cn.streams {
+		s.fail(err)
+		s.setFrozen(false)
+	}
 	cn.server = nil
 	if cn.h.pooled {
 		tx.c.closeLocked(cn)

@@ -165,3 +165,40 @@ func TestFrozenHTTP1ConnectionHangsUntilTheThaw(t *testing.T) {
 		}
 	})
 }
+
+// A reset at the thaw reaches a frozen HTTP/1.1 connection's watch as an
+// error, even when the server had ended the watch meanwhile (its resource
+// deleted, the end still in flight): the connection is closed, never
+// thawed, and its watch's reader waited forever (simulation seed 1409001:
+// a deleted resource's watch "stalled" for good after the reset, its
+// informer never relisting to learn it was gone).
+func TestAResetReachesAFrozenWatchItsServerEnded(t *testing.T) {
+	for _, http1 := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			c, client := configMapsCluster(7)
+			c.Do(func(tx *Tx) { tx.SetHTTP1("informers", http1) })
+			watch := watchEnd(t, client, "informers")
+			synctest.Wait()
+			c.Do(func(tx *Tx) { tx.Freeze("informers", true, false) })
+			advanceFor(c, 5*time.Second)
+			c.Do(func(tx *Tx) { tx.DeleteResource("configmaps") })
+			advanceFor(c, 20*time.Second)
+			synctest.Wait()
+			if len(watch) != 0 {
+				t.Fatalf("HTTP/1.1 %v: the watch ended while its connection was frozen", http1)
+			}
+			c.Do(func(tx *Tx) { tx.Freeze("informers", false, true) })
+			advanceFor(c, time.Second)
+			synctest.Wait()
+			select {
+			case r := <-watch:
+				if !errors.Is(r.err, errConnReset) {
+					t.Errorf("HTTP/1.1 %v: the watch ended with %v at the reset, want %v", http1, r.err, errConnReset)
+				}
+			default:
+				t.Errorf("HTTP/1.1 %v: the watch still waits a second after its connection was reset", http1)
+			}
+			c.Close()
+		})
+	}
+}

@@ -345,12 +345,20 @@ func (s *Space) successor(id int32) (int32, bool) {
 		return 0, false
 	}
 	for k := 1; k < len(s.sources); k++ {
-		next := s.sources[(i+k)%len(s.sources)]
-		if s.contradicted[next].n == 0 || s.confirmed[next].n > 0 {
+		if next := s.sources[(i+k)%len(s.sources)]; !s.Doubted(next) {
 			return next, true
 		}
 	}
 	return 0, false
+}
+
+// Doubted reports whether source id may read another etcd than the
+// space's: the reference contradicted it and never confirmed it (two idle
+// etcds: neither side moves on, so it is never found foreign). A restore
+// of the space is no regression of its resource, and it never takes the
+// reference's role (see successor).
+func (s *Space) Doubted(id int32) bool {
+	return id != s.ref && id != s.anchor && s.contradicted[id].n > 0 && s.confirmed[id].n == 0
 }
 
 // Verdict is what a sample meant.
