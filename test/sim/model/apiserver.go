@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"time"
@@ -15,8 +16,14 @@ type APIServer struct {
 	caches map[string]*watchCache
 	// latency is added to every response and watch event it sends.
 	latency time.Duration
-	// disrupted is when it last stopped, started or changed its latency
+	// disrupted is when it last stopped, started, changed its latency or
+	// was cut off etcd or released
 	disrupted time.Time
+	// cut: it lost etcd (CutOff): every watch cache of it stands still,
+	// and what needs etcd hangs; released is closed (and replaced) when
+	// that ends, or the server stops, to wake the requests that wait
+	cut      bool
+	released chan struct{}
 }
 
 // cachesInOrder returns the server's watch caches by resource name: what
@@ -34,11 +41,12 @@ func (s *APIServer) cachesInOrder() []*watchCache {
 // Up reports whether the server serves.
 func (tx *Tx) Up(server int) bool { return tx.c.servers[server].up }
 
-// Serving reports whether some API server serves: writers write through
-// one, so while none does nothing is written.
+// Serving reports whether some API server serves writes: writers write
+// through one that is up and reaches etcd, so while none does nothing is
+// written.
 func (tx *Tx) Serving() bool {
 	for _, s := range tx.c.servers {
-		if s.up {
+		if s.up && !s.cut {
 			return true
 		}
 	}
@@ -56,6 +64,7 @@ func (tx *Tx) Stop(i int) {
 	s.up = false
 	t := now()
 	s.disrupted = t
+	s.wakeLocked()
 	for _, wc := range s.cachesInOrder() {
 		wc.closeAll(t, errConnReset)
 	}
@@ -84,11 +93,98 @@ func (tx *Tx) Start(i int) {
 	s.up = true
 	t := now()
 	s.disrupted = t
-	for name, r := range tx.c.resources {
-		if r.exists {
+	if s.cut {
+		return // it cannot list etcd: its caches start at the release
+	}
+	s.fillCachesLocked(t)
+}
+
+// fillCachesLocked gives the server a new watch cache of every served
+// resource it has none of, listed from etcd at its current revision.
+func (s *APIServer) fillCachesLocked(t time.Time) {
+	for _, name := range slices.Sorted(maps.Keys(s.c.resources)) {
+		if r := s.c.resources[name]; r.exists && s.caches[name] == nil {
 			s.caches[name] = newWatchCache(s, r, t)
 		}
 	}
+}
+
+// CutOff cuts API server i off etcd (cut true) or gives etcd back (false),
+// as a network partition between the two does (docs/testing.md,
+// TestHAServerLosesEtcd, measured on kube-apiserver 1.37.2 and 1.34.4).
+// While cut, every watch cache of it stands still at its resource version
+// (stuck, as StickCache makes one, bookmarks at that version included);
+// what it answers from its caches it answers at once (a List or a watch
+// at resourceVersion 0, a watch from a revision its cache holds or has not
+// reached); a List from a newer revision waits its fresh wait and fails
+// with "too large resource version"; what needs etcd itself hangs: a
+// consistent List, a Get, a write fail at the request timeout (60s, 504),
+// and a watch with the resource version unset, a watch-list, until the
+// watch's own timeout, unless etcd comes back first. At the release every
+// cache catches up with etcd at once (the real ones within half a second),
+// but one StickCache keeps stuck; a server that started while cut gets its
+// caches then.
+func (tx *Tx) CutOff(i int, cut bool) {
+	s := tx.c.servers[i]
+	if s.cut == cut {
+		return
+	}
+	t := now()
+	s.cut, s.disrupted = cut, t
+	if cut {
+		return
+	}
+	s.wakeLocked()
+	if !s.up {
+		return
+	}
+	for _, wc := range s.cachesInOrder() {
+		if !wc.stuck {
+			wc.catchUp(t)
+		}
+	}
+	s.fillCachesLocked(t)
+}
+
+// CutOffFromEtcd reports whether API server i is cut off etcd (CutOff).
+func (tx *Tx) CutOffFromEtcd(i int) bool { return tx.c.servers[i].cut }
+
+// wakeLocked wakes the requests waiting for the server to reach etcd.
+func (s *APIServer) wakeLocked() {
+	if s.released != nil {
+		close(s.released)
+		s.released = nil
+	}
+}
+
+// awaitEtcdLocked holds a request that needs etcd while its server is cut
+// off it: until the release (true), the server stops, the request's
+// timeout passes or its client gives up (false). It unlocks the model
+// while it waits and returns with it locked.
+func (c *Cluster) awaitEtcdLocked(ctx context.Context, s *APIServer, timeout time.Duration) bool {
+	deadline := now().Add(timeout)
+	for s.cut && s.up {
+		if ctx.Err() != nil || !now().Before(deadline) {
+			return false
+		}
+		if s.released == nil {
+			s.released = make(chan struct{})
+		}
+		released := s.released
+		c.mu.Unlock()
+		timer := time.NewTimer(deadline.Sub(now()))
+		select {
+		case <-ctx.Done():
+		case <-timer.C:
+		case <-released:
+		}
+		timer.Stop()
+		// which came first is the model's to say (its scheduled work
+		// runs in time order), not the select's
+		c.mu.Lock()
+		c.advanceLocked(now())
+	}
+	return s.up && ctx.Err() == nil
 }
 
 // SetServerLatency makes API server i answer, and deliver watch events,
@@ -102,13 +198,16 @@ func (tx *Tx) SetServerLatency(i int, d time.Duration) {
 // following etcd (stuck is true) or catch up again (false). A stuck cache
 // still sends bookmarks, at its old resource version; consistent reads
 // wait for it, then fall back to etcd.
+//
+// On a server cut off etcd (CutOff) a cache released from StickCache
+// stays where it is until the server's release.
 func (tx *Tx) StickCache(i int, res string, stuck bool) {
 	wc := tx.c.servers[i].caches[res]
 	if wc == nil || wc.stuck == stuck {
 		return
 	}
 	wc.stuck, wc.disrupted = stuck, now()
-	if !stuck {
+	if !stuck && !wc.srv.cut {
 		wc.catchUp(now())
 	}
 }
@@ -146,7 +245,9 @@ type watchCache struct {
 	// objects it holds, and what a list from it tells a client.
 	last   map[string]*Write
 	window []*Write
-	stuck  bool
+	// stuck: StickCache stopped it (its server cut off etcd stops it
+	// too: halted)
+	stuck bool
 	// tainted: etcd was restored below its position while it ran; it
 	// holds objects of the lost history (what etcd undid between the
 	// backup and its position it never hears of) until it is recreated
@@ -163,9 +264,13 @@ func newWatchCache(s *APIServer, r *Resource, t time.Time) *watchCache {
 // (its smallest capacity).
 const minWindowEvents = 100
 
+// halted reports whether the cache stands still: stuck (StickCache), or
+// its server cut off etcd (CutOff).
+func (wc *watchCache) halted() bool { return wc.stuck || wc.srv.cut }
+
 // event applies a write committed to the cache's etcd.
 func (wc *watchCache) event(w *Write, t time.Time) {
-	if wc.stuck || w.Rev <= wc.pos {
+	if wc.halted() || w.Rev <= wc.pos {
 		return // stuck, or etcd's revision has not passed the cache's yet (a restore)
 	}
 	wc.apply(w, t)
@@ -193,7 +298,7 @@ func (wc *watchCache) apply(w *Write, t time.Time) {
 // resource happened up to etcd's current revision.
 func (wc *watchCache) progress(t time.Time) {
 	e := wc.res.etcd
-	if wc.stuck || e.rev <= wc.pos {
+	if wc.halted() || e.rev <= wc.pos {
 		return
 	}
 	wc.pos, wc.rv = e.rev, e.rev
@@ -230,7 +335,7 @@ func (wc *watchCache) catchUp(t time.Time) {
 // (Secrets') got its first bookmark after consistent reads of another
 // resource (ConfigMaps), none before.
 func (wc *watchCache) fresh(t time.Time) bool {
-	if wc.stuck {
+	if wc.halted() {
 		return wc.rv >= wc.res.etcd.rev
 	}
 	if wc.res.etcd.rev > wc.pos {

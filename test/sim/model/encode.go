@@ -168,4 +168,7 @@ var (
 		return &apiError{Code: 410, Reason: "Expired", Message: "too old resource version: " + strconv.FormatUint(rev, 10)}
 	}
 	errTooLarge = &apiError{Code: 504, Reason: "Timeout", Message: "Too large resource version", Cause: "ResourceVersionTooLarge", Retry: 1}
+	// errTimeout: a request that did not complete within the request
+	// timeout (kube-apiserver's timeout filter; no Retry-After)
+	errTimeout = &apiError{Code: 504, Reason: "Timeout", Message: "Timeout: request did not complete within 1m0s"}
 )

@@ -374,7 +374,7 @@ func (c *Cluster) addResourceLocked(s ResourceSpec) *Resource {
 	r.exists = true
 	t := now()
 	for _, srv := range c.servers {
-		if srv.up {
+		if srv.up && !srv.cut { // (a server cut off etcd gets it at its release)
 			srv.caches[name] = newWatchCache(srv, r, t)
 		}
 	}

@@ -148,6 +148,19 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			aerr = &apiError{Code: h.refuse, Reason: http.StatusText(h.refuse), Message: "refused by the simulation"}
 		}
 	}
+	if aerr == nil && srv.cut && r.needsEtcd() && !c.awaitEtcdLocked(ctx, srv, requestTimeout) {
+		// its server cut off etcd: it hung until its timeout (or the
+		// server stopped, or the client gave up)
+		switch {
+		case ctx.Err() != nil:
+			c.mu.Unlock()
+			return nil, ctx.Err()
+		case !srv.up:
+			aerr = &apiError{Code: 503, Reason: "ServiceUnavailable", Message: "the server is shutting down"}
+		default:
+			aerr = errTimeout
+		}
+	}
 	// an answer reaches the client a turn late, so that a write's answer
 	// and its watch event, due at one instant, come in the seed's order
 	delay := srv.latency + h.latency + c.turnLocked()
@@ -299,6 +312,31 @@ func (c *Cluster) parseLocked(req *http.Request, body []byte) (*request, *apiErr
 		return nil, &apiError{Code: 405, Reason: "MethodNotAllowed", Message: req.Method}
 	}
 	return r, nil
+}
+
+// requestTimeout is kube-apiserver's timeout of a request that is not a
+// watch (--request-timeout, 60s by default): a request that needs etcd on
+// a server cut off it fails then (CutOff).
+const requestTimeout = 60 * time.Second
+
+// defaultWatchTimeout is how long a watch that asked for no timeout may
+// last (kube-apiserver's --min-request-timeout, 30 min, at the least).
+const defaultWatchTimeout = 30 * time.Minute
+
+// needsEtcd reports whether serving r (not a watch) needs etcd itself, not
+// only the watch cache: a consistent List (resourceVersion unset; its
+// continuations are served from the first page's snapshot), a Get but at
+// resourceVersion 0, and every write.
+func (r *request) needsEtcd() bool {
+	switch r.verb {
+	case "list":
+		return r.q["resourceVersion"] == "" && r.q["continue"] == ""
+	case "get":
+		return r.q["resourceVersion"] != "0"
+	case "watch":
+		return false
+	}
+	return true
 }
 
 // scope is what a list or watch of the request selects.
@@ -520,6 +558,36 @@ func (c *Cluster) watchLocked(ctx context.Context, req *http.Request, cn *conn, 
 	rvs := r.q["resourceVersion"]
 	from, ok := res.parseRV(rvs)
 	initial := r.q["sendInitialEvents"] == "true"
+	if ok && rvs == "" && srv.cut {
+		// the resource version unset (a watch from "now", a watch-list):
+		// the cacher asks etcd for its revision first, on a server cut off
+		// etcd in vain until the release or the watch's timeout
+		// (TestHAServerLosesEtcd: nothing in 75s)
+		timeout := defaultWatchTimeout
+		if !wt.deadline.IsZero() {
+			timeout = wt.deadline.Sub(t)
+		}
+		if !c.awaitEtcdLocked(ctx, srv, timeout) {
+			c.releaseLocked(cn)
+			switch {
+			case ctx.Err() != nil:
+				c.mu.Unlock()
+				return nil, ctx.Err()
+			case !srv.up:
+				c.mu.Unlock()
+				return nil, errConnReset
+			}
+			delay := srv.latency + cn.h.latency + c.turnLocked()
+			c.mu.Unlock()
+			return respond(ctx, req, cn.h, delay, errTimeout.Code, errTimeout.status())
+		}
+		if wc = srv.caches[res.Name]; wc == nil {
+			c.releaseLocked(cn)
+			c.mu.Unlock()
+			return nil, errNoCache
+		}
+		wt.wc = wc
+	}
 	fail := func(e *apiError) (*http.Response, error) {
 		st.push(e.event(), now().Add(srv.latency+cn.h.latency), nil)
 		st.finish(now().Add(srv.latency + cn.h.latency))

@@ -202,27 +202,28 @@ func position(log []*entry, held *Write, t time.Time) int {
 }
 
 // Stuck reports whether the watch cache behind the connection of host for
-// res stopped following etcd (a stuck cache: it misses whatever is written
-// next).
+// res stopped following etcd (a stuck cache, or any cache of a server cut
+// off etcd: it misses whatever is written next).
 func (tx *Tx) Stuck(host, res string) bool {
 	cn := tx.c.watchConnLocked(host, res)
 	if cn == nil || cn.server == nil {
 		return false
 	}
 	wc := cn.server.caches[res]
-	return wc != nil && wc.stuck
+	return wc != nil && wc.halted()
 }
 
 // Following reports whether the watch cache serving the informer of res
 // on the connection of host follows etcd without delay: not stuck, not of
-// a lost history, and nothing slows the connection or its server.
+// a lost history, its server not cut off etcd, and nothing slows the
+// connection or its server.
 func (tx *Tx) Following(host, res string) bool {
 	cn := tx.c.watchConnLocked(host, res)
 	if cn == nil || cn.server == nil || cn.h.latency > 0 || cn.server.latency > 0 {
 		return false
 	}
 	wc := cn.server.caches[res]
-	return wc != nil && !wc.stuck && wc.pos <= wc.res.etcd.rev
+	return wc != nil && !wc.halted() && wc.pos <= wc.res.etcd.rev
 }
 
 // Live reports whether the informer of res on the connection of host has a
