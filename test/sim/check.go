@@ -125,7 +125,11 @@ type Checker struct {
 	// reopened, by resource/host: when the first watch seen live since
 	// its path's latest disruption opened (the client's backoff may
 	// reopen it well after the path came back)
-	reopened   map[string]time.Time
+	reopened map[string]time.Time
+	// cutAt, by host: the scrapes at which a connection of it was placed
+	// on an API server cut off etcd (Cutoff): what it sent through that
+	// server hung
+	cutAt      map[string][]time.Time
 	Violations []Violation
 	// Excess is the largest staleness above the truth on a healthy
 	// resource, for calibrating healthyProof.
@@ -137,7 +141,7 @@ func NewChecker(h *History, start time.Time) *Checker {
 	hc := *h
 	hc.Setup.defaults()
 	h = &hc
-	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, waitingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}, bookmarksAt: map[string]time.Time{}, lists: map[string]listSeen{}, lastLost: map[string]time.Time{}, reopened: map[string]time.Time{}}
+	return &Checker{h: h, start: start, liveSince: map[string]time.Time{}, absent: map[string]time.Time{}, missingAt: map[string]time.Time{}, waitingAt: map[string]time.Time{}, restores: map[string]int{}, lostCaches: map[string]time.Time{}, bookmarksAt: map[string]time.Time{}, lists: map[string]listSeen{}, lastLost: map[string]time.Time{}, reopened: map[string]time.Time{}, cutAt: map[string][]time.Time{}}
 }
 
 func (c *Checker) fail(v *resourceAt, rule, format string, args ...any) {
@@ -187,6 +191,15 @@ var invariants = []invariant{
 // Check checks one scrape.
 func (c *Checker) Check(s Scrape) {
 	since := s.At.Sub(c.start)
+	for _, f := range c.h.Faults {
+		if f.Kind == Cutoff && f.Start <= since && since < f.End() {
+			for host, servers := range s.Routes {
+				if slices.Contains(servers, f.Server) {
+					c.cutAt[host] = append(c.cutAt[host], s.At)
+				}
+			}
+		}
+	}
 	for _, f := range c.h.Faults {
 		if f.Kind == Restore && f.Start <= since {
 			etcd := f.Etcd

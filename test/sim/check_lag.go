@@ -117,11 +117,23 @@ func (c *Checker) lagProvable(r Watched, now time.Time, window time.Duration) bo
 }
 
 // canaryBlocked reports whether the canary's connection was frozen, hung,
-// refused or slowed at some point in the window before now.
+// refused or slowed at some point in the window before now, or placed on
+// an API server cut off etcd (its writes hang there).
 func (c *Checker) canaryBlocked(now time.Time, window time.Duration) bool {
 	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
 	for _, f := range c.h.Faults {
 		if (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse || f.Kind == Slow) && f.Host == HostCanary && f.Start <= to && f.End() >= from {
+			return true
+		}
+	}
+	return c.cutOff(HostCanary, now, window)
+}
+
+// cutOff reports whether a connection of host was placed on an API server
+// cut off etcd at a scrape in the window before now (Checker.cutAt).
+func (c *Checker) cutOff(host string, now time.Time, window time.Duration) bool {
+	for _, at := range c.cutAt[host] {
+		if !at.Before(now.Add(-window)) && !at.After(now) {
 			return true
 		}
 	}

@@ -52,8 +52,8 @@ func (c *Checker) unseenRestoreLearned(v *resourceAt) bool {
 // following etcd still sends bookmarks at its old RV, which an informer
 // that learns its period (see learnsPeriod) takes for a quiet cache's,
 // and keeps for the proof period's memory (30 min) after the cache moves
-// again. docs/simulation.md: freshness proof period, "for 30 min after a
-// stuck watch cache".
+// again; so do the caches of an API server cut off etcd. docs/simulation.md:
+// freshness proof period, "for 30 min after a stuck watch cache".
 func (c *Checker) stuckLearned(v *resourceAt) bool {
 	if !c.learnsPeriod(v) {
 		return false
@@ -62,7 +62,8 @@ func (c *Checker) stuckLearned(v *resourceAt) bool {
 	for _, f := range c.h.Faults {
 		// the peak is learned at the first bookmark after the cache
 		// moves again: up to a bookmark period and its slack later
-		if f.Kind == Stuck && f.Resource == v.name && f.Start <= since && since < f.End()+30*time.Minute+2*time.Minute {
+		stuck := f.Kind == Stuck && f.Resource == v.name || f.Kind == Cutoff // (every cache of its server)
+		if stuck && f.Start <= since && since < f.End()+30*time.Minute+2*time.Minute {
 			return true
 		}
 	}

@@ -166,10 +166,11 @@ func (c *Checker) unprovable(r Watched, now time.Time) bool {
 }
 
 // readsFailed reports whether the freshness reads, which ride the informers'
-// connection, could fail (hang or be refused) at some point in the window
-// before now: without them a stuck cache's bookmarks prove nothing wrong, and
-// the lag is known only from the canary or a stall. docs/simulation.md: RV
-// lag, "waived while the freshness reads hang or are refused".
+// connection, could fail (hang or be refused, or hang on an API server cut
+// off etcd) at some point in the window before now: without them a stuck
+// cache's bookmarks prove nothing wrong, and the lag is known only from the
+// canary or a stall. docs/simulation.md: RV lag, "waived while the
+// freshness reads hang or are refused".
 func (c *Checker) readsFailed(now time.Time, window time.Duration) bool {
 	from, to := now.Add(-window).Sub(c.start), now.Sub(c.start)
 	for _, f := range c.h.Faults {
@@ -177,7 +178,7 @@ func (c *Checker) readsFailed(now time.Time, window time.Duration) bool {
 			return true
 		}
 	}
-	return false
+	return c.cutOff(HostInformers, now, window)
 }
 
 // sawtoothBounded reports whether a healthy quiet resource is proven fresh

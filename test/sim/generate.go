@@ -38,10 +38,11 @@ const (
 	WidenTyped     = "typed"     // an operator's typed and metadata informers of one resource
 	WidenFields    = "fields"    // an operator's informer of one object by name (a field selector)
 	WidenCanaries  = "canaries"  // canaries of several resources, on any etcd, configmaps' or not
+	WidenCutoff    = "cutoff"    // an API server cut off etcd (fault Cutoff)
 )
 
 // Dimensions lists every widened dimension, in the order Draws names them.
-var Dimensions = []string{WidenOrder, WidenInformers, WidenNoStart, WidenHTTP1, WidenScopes, WidenSelectors, WidenLifecycle, WidenRestarts, WidenTyped, WidenFields, WidenCanaries}
+var Dimensions = []string{WidenOrder, WidenInformers, WidenNoStart, WidenHTTP1, WidenScopes, WidenSelectors, WidenLifecycle, WidenRestarts, WidenTyped, WidenFields, WidenCanaries, WidenCutoff}
 
 // Widened holds the dimensions random histories draw beyond the default.
 var Widened = map[string]bool{}
@@ -70,10 +71,31 @@ func (s Setup) Draws() []string {
 			drew[WidenLifecycle] = drew[WidenLifecycle] || in.StartAfter > 0
 		}
 	}
+	return s.drawn(drew)
+}
+
+// drawn names the dimensions drew holds, in Dimensions' order.
+func (s Setup) drawn(drew map[string]bool) []string {
 	var names []string
 	for _, d := range Dimensions {
 		if drew[d] {
 			names = append(names, d)
+		}
+	}
+	return names
+}
+
+// Draws names the widened dimensions the history drew: its setup's, and
+// its faults' (a Cutoff).
+func (h History) Draws() []string {
+	names := h.Setup.Draws()
+	for _, f := range h.Faults {
+		if f.Kind == Cutoff {
+			drew := map[string]bool{WidenCutoff: true}
+			for _, n := range names {
+				drew[n] = true
+			}
+			return h.Setup.drawn(drew)
 		}
 	}
 	return names
@@ -254,6 +276,16 @@ func Generate(seed uint64, dur time.Duration) History {
 			// configmaps' or instead of it
 			s.MoreCanaries = append(s.MoreCanaries, r.Name())
 		}
+	}
+	// one API server cut off etcd (TestHAServerLosesEtcd's fault): its
+	// watch caches stand still, what needs etcd through it hangs; drawn
+	// last, whether widened or not, so that the draws before stay
+	cutoff := Fault{Kind: Cutoff, Server: rng.IntN(max(1, s.Servers)),
+		Start: (3*time.Minute + time.Duration(rng.Int64N(int64(max(time.Minute, h.Duration-8*time.Minute))))).Round(time.Second),
+		Dur:   []time.Duration{45 * time.Second, 2 * time.Minute, 6 * time.Minute, 15 * time.Minute}[rng.IntN(4)]}
+	if rng.Float64() < 0.4 && Widened[WidenCutoff] {
+		h.Faults = append(h.Faults, cutoff)
+		slices.SortStableFunc(h.Faults, func(a, b Fault) int { return int(a.Start - b.Start) })
 	}
 	return h
 }

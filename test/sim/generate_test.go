@@ -21,7 +21,7 @@ func TestDrawsNamesTheDimensionsAHistoryDrew(t *testing.T) {
 		}
 		drew := 0
 		for seed := uint64(1); seed <= seeds; seed++ {
-			names := Generate(seed, 40*time.Minute).Setup.Draws()
+			names := Generate(seed, 40*time.Minute).Draws()
 			if len(names) > 1 || len(names) == 1 && names[0] != only {
 				t.Fatalf("widened %q: seed %d drew %v", only, seed, names)
 			}

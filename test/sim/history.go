@@ -65,6 +65,12 @@ const (
 	Stuck FaultKind = "stuck"
 	// DeleteCRD deletes Resource for Dur, then creates it again.
 	DeleteCRD FaultKind = "delete-crd"
+	// Cutoff cuts API server Server off etcd for Dur (model.Tx.CutOff):
+	// every watch cache of it stands still, sending bookmarks at its old
+	// RV, and what needs etcd through it hangs (consistent lists, writes,
+	// a watch with the RV unset, a watch-list) until the release, when
+	// every cache catches up (-sim.widen=cutoff).
+	Cutoff FaultKind = "cutoff"
 )
 
 // Fault is one fault of a history.
@@ -227,6 +233,9 @@ func (h *History) apply(w *World, f Fault, at func(time.Duration) time.Time) {
 	case Stuck:
 		c.At(start, func(tx *model.Tx) { tx.StickCache(f.Server, f.Resource, true) })
 		c.At(end, func(tx *model.Tx) { tx.StickCache(f.Server, f.Resource, false) })
+	case Cutoff:
+		c.At(start, func(tx *model.Tx) { tx.CutOff(f.Server, true) })
+		c.At(end, func(tx *model.Tx) { tx.CutOff(f.Server, false) })
 	case DeleteCRD:
 		r, _ := h.watched(f.Resource)
 		c.At(start, func(tx *model.Tx) { tx.DeleteResource(f.Resource) })

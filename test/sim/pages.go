@@ -302,7 +302,7 @@ func requestSLO(alert string) bool {
 func (h History) requestFaultWithin(from, to time.Duration) bool {
 	for _, f := range h.Faults {
 		switch f.Kind {
-		case Hang, Slow, SlowServer, Freeze, Refuse, Restart, Restore:
+		case Hang, Slow, SlowServer, Freeze, Refuse, Restart, Restore, Cutoff:
 			if f.Start <= to && f.End() >= from {
 				return true
 			}
@@ -314,7 +314,7 @@ func (h History) requestFaultWithin(from, to time.Duration) bool {
 // deliveryFaultWithin reports whether a fault that delays what the
 // watches of res deliver was in effect at some time in [from, to]: its
 // informers' connection slowed, frozen, hung or refused, an API server
-// slowed or restarting, its watch cache stuck. The RV-lag SLO counts
+// slowed, restarting or cut off etcd, its watch cache stuck. The RV-lag SLO counts
 // revisions: on a busy cluster a delivery 2 s late is thousands behind, a
 // true burn though the store is fresh within the staleness threshold.
 func (h History) deliveryFaultWithin(res string, from, to time.Duration) bool {
@@ -323,7 +323,7 @@ func (h History) deliveryFaultWithin(res string, from, to time.Duration) bool {
 		switch f.Kind {
 		case Slow, Freeze, Hang, Refuse:
 			delays = f.Host == HostInformers
-		case SlowServer, Restart:
+		case SlowServer, Restart, Cutoff:
 			delays = true
 		case Stuck:
 			delays = f.Resource == res

@@ -404,7 +404,7 @@ func TestPageCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reportViolations(t, append(CheckPages(c.h, scrapes, fired), CheckStages(c.h, fired).Violations...), c.lie, cmp.Or(c.lieRule, "false page"), c.name)
+			reportViolations(t, append(CheckPages(c.h, scrapes, fired), CheckStages(c.h, scrapes, fired).Violations...), c.lie, cmp.Or(c.lieRule, "false page"), c.name)
 		})
 	}
 }

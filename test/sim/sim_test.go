@@ -45,12 +45,12 @@ type draws struct {
 	n         map[string]int
 }
 
-func (d *draws) add(s Setup) {
+func (d *draws) add(h History) {
 	if d.n == nil {
 		d.n = map[string]int{}
 	}
 	d.histories++
-	for _, name := range s.Draws() {
+	for _, name := range h.Draws() {
 		d.n[name]++
 	}
 }
@@ -106,7 +106,7 @@ func TestRandomHistories(t *testing.T) {
 	for i := range n {
 		seed := *firstSeed + uint64(i)
 		h := Generate(seed, longestHistory)
-		drew.add(h.Setup)
+		drew.add(h)
 		began := time.Now()
 		chk, err := RunHistory(t, h)
 		if testing.Verbose() {
@@ -174,7 +174,7 @@ func TestRandomPages(t *testing.T) {
 	for i := range n {
 		seed := *firstSeed + uint64(i)
 		h := Generate(seed, *pageDuration)
-		drew.add(h.Setup)
+		drew.add(h)
 		var scrapes []Scrape
 		if _, err := runHistory(t, h, func(s Scrape) { scrapes = append(scrapes, s) }); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -189,7 +189,7 @@ func TestRandomPages(t *testing.T) {
 				pages++
 			}
 		}
-		stages := CheckStages(h, fired)
+		stages := CheckStages(h, scrapes, fired)
 		judged += stages.Judged
 		if vs := append(CheckPages(h, scrapes, fired), stages.Violations...); len(vs) > 0 {
 			failed++
@@ -254,6 +254,9 @@ func TestSeed(t *testing.T) {
 	var scrapes []Scrape
 	chk, err := runHistory(t, h, func(s Scrape) {
 		scrapes = append(scrapes, s)
+		if h.Setup.Servers > 1 {
+			t.Logf("%7.1fs routes (host: API servers) %v", s.At.Sub(epoch).Seconds(), s.Routes)
+		}
 		for _, it := range s.Truth[*trace].Informers {
 			t.Logf("%7.1fs %s | truth %s: fresh -%.1fs missing %d reverted %v live %v waiting %v bm %v stuck %v lost %v rv %d last -%.1fs listed -%.1fs", s.At.Sub(epoch).Seconds(), Dump(s, *trace), it.Host,
 				s.At.Sub(it.Fresh).Seconds(), it.Missing, it.Reverted, it.Live, it.Waiting, it.Bookmarks, it.Stuck, it.LostHistory, it.RV, s.At.Sub(it.Last).Seconds(), s.At.Sub(it.ListedAt).Seconds())
@@ -305,7 +308,7 @@ func TestSeed(t *testing.T) {
 		for _, v := range CheckPages(h, scrapes, fired) {
 			t.Errorf("page: %v", v)
 		}
-		stages := CheckStages(h, fired)
+		stages := CheckStages(h, scrapes, fired)
 		for _, v := range stages.Violations {
 			t.Errorf("page: %v", v)
 		}

@@ -38,25 +38,31 @@ type StageVerdict struct {
 // servers' metrics are scraped (Setup.ServerMetrics; #42, "the page says
 // where"). A page is judged when, as it fires, the faults on its
 // resource's path are of one stage: a watch cache that stopped following
-// etcd (Stuck) is etcd_to_cache on its API server; a slow, frozen, hung
-// or refused connection of its informers, or a slow API server, is
-// cache_to_client. A page is not judged where anything else happened in
-// stageWindow before it (an API server restart, an etcd restore, a
-// deleted CRD, a fault of the head probe's or the canary's path: what the
-// stage rules compare with is then itself disturbed), nor without the
-// servers' metrics. A judged page must name its true stage ("stage
-// unnamed" otherwise) and no other ("wrong stage"), and a watch cache's
-// stage its API server.
-func CheckStages(h History, fired []Firing) StageVerdict {
+// etcd (Stuck), or every cache of an API server cut off etcd (Cutoff)
+// that its informers' connection was placed on, is etcd_to_cache on
+// that API server; a slow, frozen, hung or refused connection of its
+// informers, or a slow API server, is cache_to_client. A page is not
+// judged where anything else happened in stageWindow before it (an API
+// server restart, an etcd restore, a deleted CRD, a fault of the head
+// probe's or the canary's path, an API server cut off etcd that the head
+// probe's or the canary's connection was placed on, or any on HTTP/1.1
+// behind several API servers, where a request may take a connection
+// placed on it: what the stage rules compare with is then itself
+// disturbed), nor without the servers' metrics. A judged page must name
+// its true stage ("stage unnamed" otherwise) and no other ("wrong
+// stage"), and a watch cache's stage its API server. scrapes say where
+// each host's connections were placed (Scrape.Routes).
+func CheckStages(h History, scrapes []Scrape, fired []Firing) StageVerdict {
 	var v StageVerdict
 	if !h.Setup.ServerMetrics {
 		return v
 	}
+	routes := routesOf(scrapes)
 	for _, f := range fired {
 		if !f.Page() || !slices.Contains(deliveryAlerts, f.Alert) {
 			continue
 		}
-		stage, instance, ok := h.trueStage(f.Resource, f.From)
+		stage, instance, ok := h.trueStage(f.Resource, f.From, routes)
 		if !ok {
 			continue
 		}
@@ -83,7 +89,7 @@ func CheckStages(h History, fired []Firing) StageVerdict {
 // for a watch cache, its API server's instance), when one stage's faults
 // alone are active then and nothing else disturbed the resource's path
 // in stageWindow before.
-func (h History) trueStage(res string, t time.Duration) (stage, instance string, ok bool) {
+func (h History) trueStage(res string, t time.Duration, routes routes) (stage, instance string, ok bool) {
 	r, found := h.watched(res)
 	if !found {
 		return "", "", false
@@ -113,6 +119,25 @@ func (h History) trueStage(res string, t time.Duration) (stage, instance string,
 			default:
 				continue
 			}
+		case Cutoff:
+			// its caches stand still, what needs etcd through it hangs:
+			// the stage of the resources whose informers it serves, unless
+			// the head or the canary went through it too
+			if h.Setup.HTTP1 && h.Setup.Servers > 1 {
+				return "", "", false // any request may take a connection placed on it
+			}
+			from, to := max(f.Start, t-stageWindow), min(f.End(), t)
+			if routes.through(HostProbe, f.Server, from, to) || len(h.Setup.canaries()) > 0 && routes.through(HostCanary, f.Server, from, to) {
+				return "", "", false // the head or the canary, what stages are measured with
+			}
+			served := false
+			for host, on := range hosts {
+				served = served || on && routes.through(host, f.Server, from, to)
+			}
+			if !served {
+				continue // its informers went through another API server
+			}
+			s, i = slo.StageEtcdToCache, serverInstance(f.Server)
 		case SlowServer:
 			s = slo.StageCacheToClient
 		default: // a restart, a restore, a deleted CRD
@@ -127,4 +152,31 @@ func (h History) trueStage(res string, t time.Duration) (stage, instance string,
 		stage, instance = s, i
 	}
 	return stage, instance, stage != ""
+}
+
+// routes is where each host's connections were placed at each scrape
+// (Scrape.Routes), by the time since the first scrape (as a Firing's).
+type routes struct {
+	at []time.Duration
+	on []map[string][]int
+}
+
+func routesOf(scrapes []Scrape) routes {
+	var r routes
+	for _, s := range scrapes {
+		r.at = append(r.at, s.At.Sub(scrapes[0].At))
+		r.on = append(r.on, s.Routes)
+	}
+	return r
+}
+
+// through reports whether a connection of host was placed on API server
+// i at a scrape in [from, to].
+func (r routes) through(host string, i int, from, to time.Duration) bool {
+	for k, at := range r.at {
+		if at >= from && at <= to && slices.Contains(r.on[k][host], i) {
+			return true
+		}
+	}
+	return false
 }

@@ -238,6 +238,9 @@ type Scrape struct {
 	// Servers: what each API server's /metrics said, when
 	// Setup.ServerMetrics (nil otherwise).
 	Servers []ServerScrape
+	// Routes: by host, the API servers its connections were placed on
+	// (model.Tx.Routes): whose faults its requests and watches meet.
+	Routes map[string][]int
 }
 
 // ServerScrape is what one API server's /metrics said at a scrape: its
@@ -670,6 +673,7 @@ func (w *World) scrape() {
 		}
 	}
 	w.Cluster.Do(func(tx *model.Tx) {
+		s.Routes = tx.Routes()
 		if w.Setup.ServerMetrics {
 			for i := range tx.Servers() {
 				ss := ServerScrape{Instance: serverInstance(i), Up: tx.Up(i)}

@@ -192,6 +192,22 @@ func (c *Cluster) watchConnLocked(host, res string) *conn {
 	return nil
 }
 
+// Routes returns, by host, the API servers its open connections are placed
+// on, ascending (a host none of whose connections is placed is absent):
+// where its requests and watches go.
+func (tx *Tx) Routes() map[string][]int {
+	out := map[string][]int{}
+	for host, h := range tx.c.hosts {
+		for _, cn := range h.conns {
+			if cn.server != nil && !slices.Contains(out[host], cn.server.ID) {
+				out[host] = append(out[host], cn.server.ID)
+			}
+		}
+		slices.Sort(out[host])
+	}
+	return out
+}
+
 // route returns the server of a connection, pinning it first if needed;
 // nil when no server is up.
 func (c *Cluster) routeLocked(cn *conn) *APIServer {
