@@ -224,7 +224,13 @@ func (h *haStack) startExporter(t *testing.T, cluster string, informer, probe *r
 // series are in.
 func (h *haStack) monitor(t *testing.T, exporters ...haExporter) *prometheusServer {
 	t.Helper()
-	rules, err := alerts.Render(h.spec)
+	return h.monitorWith(t, h.spec, exporters...)
+}
+
+// monitorWith is monitor with the rules of spec rather than the stack's.
+func (h *haStack) monitorWith(t *testing.T, spec slo.Spec, exporters ...haExporter) *prometheusServer {
+	t.Helper()
+	rules, err := alerts.Render(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -796,18 +802,8 @@ func (h *haStack) serverLosesEtcd(t *testing.T) {
 	t.Logf("stalling %s's etcd; informers on it, head probe and canary on %s", stalled.Name, ha.Servers[probeIdx].Name)
 	e := h.startExporter(t, "etcd-loss", ha.Direct(h.token, stalledIdx), ha.Direct(h.token, probeIdx), false)
 	p := h.monitor(t, e)
-	stage := func(rule string) string {
-		return p.describeVector(fmt.Sprintf("%s{cluster=%q}", rule, e.cluster))
-	}
-	logStages := func(when string) {
-		for _, rule := range []string{slo.RuleWorstStage, slo.RuleWatchCacheBehind, slo.RuleDeliveryDelay, slo.RuleStageDelay} {
-			t.Logf("%s: %s %s", when, rule, stage(rule))
-		}
-	}
-	samples := int(stageHistory / apiServerScrapeInterval)
-	p.waitQuery(t, stageHistory+2*time.Minute, fmt.Sprintf(`min(count_over_time(%s{job=%q, cluster=%q}[%s])) >= %d`,
-		slo.APIServerWatchCacheRV, h.spec.WithDefaults().APIServerJob, e.cluster, slo.AllowanceMemory, samples))
-	t.Logf("before the stall: %s %s", slo.RuleWorstStage, stage(slo.RuleWorstStage))
+	h.waitStageHistory(t, p, e.cluster)
+	h.logStages(t, p, e.cluster, "before the stall", slo.RuleWorstStage)
 
 	cacheRV := func() (uint64, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -826,12 +822,9 @@ func (h *haStack) serverLosesEtcd(t *testing.T) {
 	t.Cleanup(release)
 
 	const bound = 8 * time.Minute
-	page := h.hook.wait(t, bound, "a page of "+e.cluster, func(a notifiedAlert) bool {
-		return a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.Labels["cluster"] == e.cluster &&
-			a.Labels[catalog.LabelResource] != "" && a.StartsAt.After(stalledAt)
-	})
+	page := h.hook.wait(t, bound, "a page of "+e.cluster, func(a notifiedAlert) bool { return resourcePage(a, e.cluster, stalledAt) })
 	t.Logf("first page %v after the stall: %s", page.Received.Sub(stalledAt).Round(time.Second), page)
-	logStages("at the first page")
+	h.logStages(t, p, e.cluster, "at the first page")
 	// read once the stall holds: a write in flight as it began may still
 	// reach the cache (a read just before the stall saw RV 2017, the cache
 	// stood at 2019 through it)
@@ -847,31 +840,81 @@ func (h *haStack) serverLosesEtcd(t *testing.T) {
 		return strings.Contains(d, where) && strings.Contains(d, "(stage "+slo.StageEtcdToCache+", ")
 	}
 	named := h.hook.wait(t, bound, "a page naming "+stalled.Name+"'s watch cache", func(a notifiedAlert) bool {
-		return a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.Labels["cluster"] == e.cluster && a.StartsAt.After(stalledAt) && names(a)
+		return resourcePage(a, e.cluster, stalledAt) && names(a)
 	})
 	t.Logf("a page names %s's watch cache %v after the stall: %s", stalled.Name, named.Received.Sub(stalledAt).Round(time.Second), named)
-	logStages("at the page naming it")
+	h.logStages(t, p, e.cluster, "at the page naming it")
 	if now, err := cacheRV(); err != nil || now != rv {
 		t.Errorf("%s's watch cache of %s moved with its etcd stalled: RV %d at the first page, now %d (%v)", stalled.Name, canaryResource, rv, now, err)
 	}
 	// every notification of a page: the stalled cache or no stage
-	for _, a := range h.pages(e.cluster, stalledAt) {
-		d := a.Annotations["description"]
-		switch {
-		case names(a):
-		case strings.Contains(d, " Where: "):
-			t.Errorf("%s of %s, notified %v after the stall, names another stage than %s's watch cache (%s): %q", a.Labels["alertname"], a.Labels[catalog.LabelResource],
-				a.Received.Sub(stalledAt).Round(time.Second), stalled.Name, instance, d)
-		default:
-			t.Logf("%s of %s, notified %v after the stall, names no stage", a.Labels["alertname"], a.Labels[catalog.LabelResource], a.Received.Sub(stalledAt).Round(time.Second))
-		}
-	}
+	h.judgeWhere(t, e.cluster, stalledAt, time.Now(), "the stall", fmt.Sprintf("%s's watch cache (%s)", stalled.Name, instance), names)
 
 	// recovery: fresh again, the pages resolve
 	releasedAt := time.Now()
 	release()
-	h.waitFreshAll(t, e, releasedAt)
-	h.waitResolved(t, page, releasedAt)
+	h.waitRecovered(t, p, e, page, releasedAt)
+}
+
+// resourcePage reports whether a is the firing notification of a page
+// about a resource of cluster that started after since.
+func resourcePage(a notifiedAlert, cluster string, since time.Time) bool {
+	return a.Status == "firing" && a.Labels["severity"] == slo.DefaultSeverityPage && a.Labels["cluster"] == cluster &&
+		a.Labels[catalog.LabelResource] != "" && a.StartsAt.After(since)
+}
+
+// waitStageHistory waits until p holds stageHistory of every API server's
+// watch-cache series of cluster, as a Prometheus that has long scraped
+// them does.
+func (h *haStack) waitStageHistory(t *testing.T, p *prometheusServer, cluster string) {
+	t.Helper()
+	samples := int(stageHistory / apiServerScrapeInterval)
+	p.waitQuery(t, stageHistory+2*time.Minute, fmt.Sprintf(`min(count_over_time(%s{job=%q, cluster=%q}[%s])) >= %d`,
+		slo.APIServerWatchCacheRV, h.spec.WithDefaults().APIServerJob, cluster, slo.AllowanceMemory, samples))
+}
+
+// logStages logs the stage group's series of cluster in p (rules; every
+// one of slo.StageRules without), saying when.
+func (h *haStack) logStages(t *testing.T, p *prometheusServer, cluster, when string, rules ...string) {
+	t.Helper()
+	if len(rules) == 0 {
+		rules = []string{slo.RuleWorstStage, slo.RuleWatchCacheBehind, slo.RuleDeliveryDelay, slo.RuleStageDelay}
+	}
+	for _, rule := range rules {
+		t.Logf("%s: %s %s", when, rule, p.describeVector(fmt.Sprintf("%s{cluster=%q}", rule, cluster)))
+	}
+}
+
+// judgeWhere judges the "Where:" of every page of cluster that started
+// after since (the fault's beginning) and was notified by until: one
+// that names says the fault's stage (want says which, for the log) or
+// no stage at all (logged: no stage was a second late, or the
+// notification came before the stage rules saw the delay); one naming
+// another stage fails the test.
+func (h *haStack) judgeWhere(t *testing.T, cluster string, since, until time.Time, fault, want string, names func(notifiedAlert) bool) {
+	t.Helper()
+	for _, a := range h.pages(cluster, since) {
+		if a.Received.After(until) {
+			continue
+		}
+		d, after := a.Annotations["description"], a.Received.Sub(since).Round(time.Second)
+		switch {
+		case names(a):
+		case strings.Contains(d, " Where: "):
+			t.Errorf("%s of %s, notified %v after %s began, names another stage than %s: %q", a.Labels["alertname"], a.Labels[catalog.LabelResource], after, fault, want, d)
+		default:
+			t.Logf("%s of %s, notified %v after %s began, names no stage", a.Labels["alertname"], a.Labels[catalog.LabelResource], after, fault)
+		}
+	}
+}
+
+// waitRecovered waits, after a fault of e's ended at ended, until every
+// resource of e is fresh again, page is resolved and no page alert is
+// pending or firing in p.
+func (h *haStack) waitRecovered(t *testing.T, p *prometheusServer, e haExporter, page notifiedAlert, ended time.Time) {
+	t.Helper()
+	h.waitFreshAll(t, e, ended)
+	h.waitResolved(t, page, ended)
 	testenv.WaitFor(t, 5*time.Minute, "no page alert pending or firing", func() (bool, error) {
 		as, err := p.alerts()
 		if err != nil {
@@ -884,7 +927,7 @@ func (h *haStack) serverLosesEtcd(t *testing.T) {
 		}
 		return true, nil
 	})
-	t.Logf("recovered %v after the release", time.Since(releasedAt).Round(time.Second))
+	t.Logf("recovered %v after the fault ended", time.Since(ended).Round(time.Second))
 }
 
 // stageHistory is how much of the API servers' series a scenario's
