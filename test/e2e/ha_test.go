@@ -60,7 +60,9 @@ func TestHABusyCluster(t *testing.T) {
 // the balancer spreads), and judges them against what the test itself
 // knows: which watches a stalled server holds (the stall
 // proxy's open watches), which lists the exporter made (the API servers'
-// audit logs), where each client was sent. A soak (make test-soak); the
+// audit logs), where each client was sent, which stretch a fault slowed
+// (a server cut off etcd, the informers' network delayed: the stage
+// the pages must name). A soak (make test-soak); the
 // gate's proof of several API servers is TestCluster's rolling restart of
 // three through the kubernetes Service.
 func TestHA(t *testing.T) {
@@ -70,6 +72,7 @@ func TestHA(t *testing.T) {
 	t.Run("one_server_watch_cache_stalls", h.serverStall)
 	t.Run("rolling_restart_no_false_page", h.rollingRestart)
 	t.Run("probe_reads_and_informers_on_different_servers", h.spread)
+	t.Run("informers_connection_delayed", h.informersDelayed)
 	t.Run("one_server_loses_etcd", h.serverLosesEtcd)
 }
 
