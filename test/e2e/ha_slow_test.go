@@ -25,7 +25,7 @@ const informerDelay = 8 * time.Second
 
 // delayedCanaryThreshold is the canary-delivery SLO's threshold in
 // informersDelayed's rules (chart value
-// slo.objectives.canaryDelivery.thresholdSeconds; a bucket of the canary
+// slo.canaryDelivery.thresholdSeconds; a bucket of the canary
 // latency histogram): the default 30 s is above any delay that leaves
 // the connection working (informerDelay), so a team that pages on
 // delivery within seconds is what the scenario's Prometheus runs.
@@ -46,8 +46,9 @@ const delayedHold = 6 * time.Minute
 // delivered informerDelay late. Prometheus holds stageHistory of the API
 // servers' series first, as in serverLosesEtcd. A page reaches the
 // receiver whose Where names the stretch between the watch cache and the
-// client (stage cache_to_client; no API server named: none closes slow
-// watchers, the proxy reads all it is sent), and while the delay lasts no
+// client (stage cache_to_client; in the runs so far with no API server
+// named, as none closes slow watchers: the proxy reads all it is sent,
+// so the server never waits on the client), and while the delay lasts no
 // page names another stage, least of all a watch cache
 // (etcd_to_cache), which follows etcd throughout. After the delay the
 // exporter is fresh again and the pages resolve.
