@@ -60,15 +60,24 @@ func TestPromtoolCheckRules(t *testing.T) {
 // TestPromtoolUnitTests runs every testdata/*.test.yaml against the rules of
 // DefaultSpec that its alerts and expressions depend on (groupsFor): the
 // burn-rate files run 36 hours of history at 1m steps, and evaluating every
-// other SLO's groups at each step would triple their cost for nothing.
+// other SLO's groups at each step would triple their cost for nothing. A
+// file named *.scaled.test.yaml runs against scaledSpec instead.
 func TestPromtoolUnitTests(t *testing.T) {
-	all, err := Generate(slo.DefaultSpec())
+	def, err := Generate(slo.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled, err := Generate(scaledSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range unitTestFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
+			all := def
+			if strings.HasSuffix(f, ".scaled.test.yaml") {
+				all = scaled
+			}
 			test, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
@@ -96,6 +105,20 @@ func TestPromtoolUnitTests(t *testing.T) {
 			runPromtool(t, dir, "test", "rules", filepath.Base(f))
 		})
 	}
+}
+
+// scaledSpec is the spec of the end-to-end suites' rule file (test/e2e's
+// testSpec): DefaultSpec with its burn-rate windows scaled by 1/60 (1h →
+// 1m, 5m → 5s) and the symptom alerts' durations at their minimum. The
+// stage rules' windows are not scaled, so a unit test of this spec shows
+// what a page of the suites says, at the time it fires there.
+func scaledSpec() slo.Spec {
+	s := slo.DefaultSpec().ScaledWindows(1.0 / 60)
+	s.Symptoms.StalledAfterSeconds = 120
+	s.Symptoms.StalledFor = "5s"
+	s.Symptoms.NotSyncedFor = "1m"
+	s.Symptoms.ErrorsFor = "30s"
+	return s
 }
 
 // evalOrder is the group_eval_order a unit-test file gets: every group
