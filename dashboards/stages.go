@@ -37,7 +37,7 @@ func (c Config) stagePanels() []cog.Builder[dashboard.Panel] {
 			}}}}).
 			WithTarget(prometheusQuery(aggregate("count", nil, c.rule(slo.RuleWatchCacheBehind))+" or vector(0)", "API servers")),
 		defaultTimeseries("Delay by stage",
-			"Each stage's delay in seconds (rvsync_stage:delay:seconds), by what measured it: etcd_to_cache per API server (how long its watch cache trailed the head throughout the slice window, less the cache's own usual pause between updates), cache_to_client from 1.37's dispatch latency per API server and as the client's delay end to end that no other stage explains, client from the informer's queue, wire-to-store lag and reconcile read delay. Good: every line below a second.",
+			"Each stage's delay in seconds (rvsync_stage:delay:seconds), by what measured it: etcd_to_cache per API server (how long its watch cache trails the head, once its RV stands still beyond the cache's own usual pause between updates and a margin; 0 otherwise), cache_to_client from 1.37's dispatch latency per API server and as the client's delay end to end that no other stage explains, client from the informer's queue, wire-to-store lag and reconcile read delay. Good: every line below a second.",
 			unitSeconds).Span(fullWidth).
 			WithTarget(prometheusQuery(c.rule(slo.RuleStageDelay), c.legend(stageLegend))),
 		defaultTimeseries("Watch cache behind the head, by API server",

@@ -144,8 +144,8 @@ type StageRecord struct {
 //
 //  1. RuleWatchCacheBehind per API server;
 //  2. RuleDeliveryDelay, the client's delay end to end;
-//  3. RuleStageDelay of etcd_to_cache (the cache's trail throughout the
-//     slice window, less the cache's usual pause between updates), of
+//  3. RuleStageDelay of etcd_to_cache (the cache's trail, once its RV
+//     stands still beyond its usual pause between updates), of
 //     cache_to_client from 1.37's dispatch p99, and of client from the
 //     exporter's own queue, wire-to-store lag and reconcile read delay;
 //  4. RuleStageDelay of cache_to_client as the remainder: the end-to-end
@@ -174,8 +174,7 @@ func (s Spec) StageRecords() []StageRecord {
 		rec(RuleDeliveryDelay, "", SignalStaleness, fmt.Sprintf("clamp_min(%s, 0)", s.sliceSignal(staleness))),
 		rec(RuleDeliveryDelay, "", SignalCanaryP99, s.percentile(catalog.CanaryDeliveryLatency)),
 		rec(RuleDeliveryDelay, "", SignalEventDeliveryP99, s.percentile(catalog.EventDeliveryLag)),
-		rec(RuleStageDelay, StageEtcdToCache, SignalWatchCacheRV, fmt.Sprintf("clamp_min(min_over_time(%s[%s]) - on (%s) %s, 0)",
-			RuleWatchCacheBehind, s.SliceWindow, s.on(LabelInstance), s.watchCachePause())),
+		rec(RuleStageDelay, StageEtcdToCache, SignalWatchCacheRV, s.etcdToCache()),
 		rec(RuleStageDelay, StageCacheToClient, SignalDispatchP99, dispatch),
 		rec(RuleStageDelay, StageClient, SignalQueueOldest, fmt.Sprintf("max %s (%s)", s.By(), s.Series(catalog.StoreQueueOldest.Name))),
 		rec(RuleStageDelay, StageClient, SignalStoreLagP99, s.percentile(catalog.StoreLag)),
@@ -202,6 +201,52 @@ func (s Spec) watchCacheBehind() string {
 	scraped := fmt.Sprintf("max %s (%s)", s.By(LabelInstance), apiServerResource("timestamp("+rv+")"))
 	return fmt.Sprintf("clamp_min((%s - on (%s) group_right () %s) / on (%s) group_left () (%s > 0) + (%s - on (%s) group_left () %s), 0)",
 		head, s.on(), cache, s.on(), rate, scraped, s.on(), probed)
+}
+
+// StallScrapes: a watch cache that usually moves at every scrape of the
+// API servers is named behind etcd once its trail exceeds this many
+// scrape intervals (and its usual pause); a quieter cache once its trail
+// exceeds twice its usual pause, or that pause and Spec.SliceWindow.
+// A busy cache's RV takes a new value at about every scrape, so four
+// intervals without one, with the head moving on, is no jitter of the
+// scrape's timing.
+const StallScrapes = 4
+
+// etcdToCache is RuleStageDelay's expression of etcd_to_cache: each API
+// server's watch cache's trail (RuleWatchCacheBehind) where it is a fault,
+// 0 elsewhere. It is one as soon as it is evident, measured at this
+// evaluation, not averaged over a window (#42: the first page, a minute
+// into a stall, named no stage while the trail had to last a whole
+// slice window):
+//
+//   - the cache's RV stands still: the same at its last two scrapes (a
+//     cache that moved is not stalled, whatever its trail reads);
+//   - its trail exceeds its usual pause between updates (watchCachePause)
+//     by a margin: that pause again (a quiet cache that moves at etcd's
+//     progress notifications has missed its next one by as long as it
+//     waits for one), at least StallScrapes of its scrape intervals, at
+//     most Spec.SliceWindow (the margin of the rule before, which took the
+//     least trail over that window).
+//
+// The trail is taken rising no faster than time, at most its least over
+// the slice window plus that window: a cache cannot fall further behind
+// than the seconds that pass, so a trail that jumps at one evaluation (the
+// head probed just after a burst of writes, against the 5-minute rate)
+// is not a stall; a real one reads its full trail.
+func (s Spec) etcdToCache() string {
+	on := s.on(LabelInstance)
+	window := promql.Num(mustDuration(s.SliceWindow).Seconds())
+	rise := fmt.Sprintf("min_over_time(%s[%s]) + %s", RuleWatchCacheBehind, s.SliceWindow, window)
+	trail := fmt.Sprintf("(%s <= on (%s) (%s) or on (%s) %s)", RuleWatchCacheBehind, on, rise, on, rise)
+	rv := s.apiServer(APIServerWatchCacheRV)
+	stageRange := promql.Num(mustDuration(StageRange).Seconds())
+	scrapes := fmt.Sprintf("%s * max %s (%s)", promql.Num(StallScrapes), s.By(LabelInstance),
+		apiServerResource(fmt.Sprintf("%s / (count_over_time(%s[%s]) - 1)", stageRange, rv, StageRange)))
+	pause := s.watchCachePause()
+	margin := fmt.Sprintf("clamp_max(%s >= on (%s) (%s) or on (%s) %s, %s)", pause, on, scrapes, on, scrapes, window)
+	still := fmt.Sprintf("max %s (%s) == 0", s.By(LabelInstance), apiServerResource(fmt.Sprintf("idelta(%s[%s])", rv, StageRange)))
+	return fmt.Sprintf("(%s > on (%s) (%s + on (%s) %s) and on (%s) (%s)) or on (%s) 0 * %s",
+		trail, on, pause, on, margin, on, still, on, RuleWatchCacheBehind)
 }
 
 // watchCachePause is each API server cache's usual pause between updates
