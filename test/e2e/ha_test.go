@@ -775,10 +775,10 @@ func watchView(e haExporter, resource string) string {
 // 1 change in 149 samples, a 600 s allowance, the stage named nowhere in
 // 8 minutes). Then pages reach the webhook, and say where: a page names
 // the stalled server's instance, stage etcd_to_cache, within the bound;
-// none names another stage or server. A page notified before the cache
-// trailed for the stage's window (slo.Spec.SliceWindow; the test's burn
-// windows are scaled down, its stage windows are not: the canary's page
-// comes in about a minute) names none, and is logged. The stage series
+// none names another stage or server, and the first page names it (the
+// canary's, about a minute in: the test's burn windows are scaled down,
+// its stage windows are not; the stage is named once the cache's RV
+// stands still a few scrapes beyond its usual pause). The stage series
 // at the first page and when the stage is named are logged. After the
 // release the exporter is fresh again and its pages resolve. Pages that
 // start after the release are not judged: the stall's own burn arriving
@@ -841,6 +841,12 @@ func (h *haStack) serverLosesEtcd(t *testing.T) {
 	names := func(a notifiedAlert) bool {
 		d := a.Annotations["description"]
 		return strings.Contains(d, where) && strings.Contains(d, "(stage "+slo.StageEtcdToCache+", ")
+	}
+	// the first notification is the one on-call reads: Alertmanager does
+	// not send a page again when its annotations change
+	if !names(page) {
+		t.Errorf("the first page, notified %v after the stall, does not name %s's watch cache (%s): %q", page.Received.Sub(stalledAt).Round(time.Second),
+			stalled.Name, instance, page.Annotations["description"])
 	}
 	named := h.hook.wait(t, bound, "a page naming "+stalled.Name+"'s watch cache", func(a notifiedAlert) bool {
 		return resourcePage(a, e.cluster, stalledAt) && names(a)
