@@ -393,14 +393,16 @@ var pageCorpus = []struct {
 	},
 	{
 		// found by the first page histories with -sim.widen=all and the
-		// cutoff dimension (seeds 1600001-1600080, 8 December), failing
+		// cutoff dimension (seeds 1600001-1600080, 7 December), failing
 		// on main's a465697 alike (no cutoff in it): the informers'
 		// connection frozen 6 min under one API server, the stall page on
 		// configmaps names no stage where its delay is cache_to_client
 		// (seed 1600030 is the same with two API servers, three
-		// resources). An exporter lie of the stage rules (slo/), reported,
-		// not fixed here; history cut to its first 40 min, its later
-		// refused head probe dropped
+		// resources). An exporter lie of the stage rules (slo/); history
+		// cut to its first 40 min, its later refused head probe dropped.
+		// Fixed by the rules naming a watch cache once its RV stands still
+		// (33f6bd3; how it fixes this page was not traced: likely the
+		// lately-behind guard of 0bc9206, no longer tripped by a quiet cache)
 		name: "a frozen informers' connection: its stall page names no stage (seed 1600053)",
 		h: History{Seed: 1600053, Duration: 40 * time.Minute, Background: 10,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, ListLatency: 2 * time.Second, ServerMetrics: true, MoreCanaries: []string{"gadgets.legacy.example.io"},
@@ -408,15 +410,15 @@ var pageCorpus = []struct {
 			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 40 * time.Minute, Rate: 0.05, Keys: 1}, {Resource: "secrets", Start: 0, End: 40 * time.Minute, Rate: 5, Keys: 5}},
 			Faults: []Fault{{Kind: "freeze", Start: 808 * time.Second, Dur: 6 * time.Minute, Host: "informers"}},
 		},
-		lie: "configmaps", lieRule: "stage unnamed",
 	},
 	{
 		// found in the same run as seed 1600053 (above), failing on a465697
 		// alike: configmaps' watch cache stuck 2 min on the one API
 		// server (a restore 25 min before), the canary-delivery burn
 		// page names cache_to_client, "23m 9s", where the delay's stage
-		// is etcd_to_cache. An exporter lie of the stage rules (slo/),
-		// reported, not fixed here; history cut to its first 50 min
+		// is etcd_to_cache. An exporter lie of the stage rules (slo/);
+		// history cut to its first 50 min. Fixed by the rules naming a
+		// watch cache once its RV stands still (33f6bd3), its whole trail
 		name: "a stuck cache: its canary-delivery page names cache_to_client (seed 1600019)",
 		h: History{Seed: 1600019, Duration: 50 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}}, ServerMetrics: true,
@@ -424,7 +426,6 @@ var pageCorpus = []struct {
 			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 50 * time.Minute, Rate: 0.5, Keys: 1}},
 			Faults: []Fault{{Kind: "restore", Start: 848 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}, {Kind: "stuck", Start: 2330 * time.Second, Dur: 2 * time.Minute, Resource: "configmaps"}},
 		},
-		lie: "configmaps", lieRule: "wrong stage",
 	},
 }
 
