@@ -48,13 +48,7 @@ func TestASiblingsChangeIsOwed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, 1000)
-			stuck := w.sibling()
-			w.probe(0)
-			w.sync(0.1)
-			stuck.list(0.2, w.rv)
-			held := w.write()
-			w.deliverObject(1, watch.Added, "held", held)
-			stuck.deliver(1.1, watch.Added, "held", held)
+			stuck, held := w.heldBySibling()
 			following := held
 			// stuck's watch cache stops following etcd, unless its
 			// bookmarks follow; the other's goes on
@@ -98,13 +92,7 @@ func TestASiblingsChangeIsOwed(t *testing.T) {
 func TestASteadyStreamOfASiblingsChangesFallsDue(t *testing.T) {
 	for _, bookmarks := range []bool{false, true} {
 		w := newWorld(t, 1000)
-		stuck := w.sibling()
-		w.probe(0)
-		w.sync(0.1)
-		stuck.list(0.2, w.rv)
-		held := w.write()
-		w.deliverObject(1, watch.Added, "held", held)
-		stuck.deliver(1.1, watch.Added, "held", held)
+		stuck, held := w.heldBySibling()
 		for s := 1.2; s <= 130; s += 0.2 {
 			rv := w.write()
 			w.deliverObject(s, watch.Modified, "held", rv)
@@ -120,6 +108,20 @@ func TestASteadyStreamOfASiblingsChangesFallsDue(t *testing.T) {
 			t.Errorf("bookmarks %v: RV lag %d (known %v) with one informer at RV %d, its sibling delivering its object 5 times a second up to %d", bookmarks, sn.Lag, sn.LagKnown, held, w.rv)
 		}
 	}
+}
+
+// heldBySibling gives w a second informer, listed beside the first, and
+// an object both deliver at its creation: the second, and the object's
+// RV.
+func (w *world) heldBySibling() (*siblingLW, uint64) {
+	stuck := w.sibling()
+	w.probe(0)
+	w.sync(0.1)
+	stuck.list(0.2, w.rv)
+	held := w.write()
+	w.deliverObject(1, watch.Added, "held", held)
+	stuck.deliver(1.1, watch.Added, "held", held)
+	return stuck, held
 }
 
 // siblingLW drives a second informer of a world's resource.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -608,29 +607,13 @@ func TestAResourceOfAnotherEtcdThatNothingReadsGetsASpaceOfItsOwn(t *testing.T) 
 func TestResourcesOfAnotherEtcdShareTheSpaceTheyMoveTo(t *testing.T) {
 	w := newWorld(t, 5000)
 	other := uint64(300) // events and leases: one etcd of their own
-	sameEtcd := func(resource string) *resource {
-		r := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: resource}, "")
-		r.space.Load().addSource(r.name, func(context.Context) (string, error) {
-			other += 3
-			return strconv.FormatUint(other, 10), nil
-		})
-		return r
-	}
-	events, leases := sameEtcd("events"), sameEtcd("leases")
+	events, leases := w.onEtcd("events", &other), w.onEtcd("leases", &other)
 	third := w.otherEtcd("secrets", 90_000)
-	probeAll := func(s float64) {
-		w.at(s)
-		var wg sync.WaitGroup
-		for _, sp := range w.mon.probedSpaces() {
-			w.mon.probe(context.Background(), sp, &wg)
-		}
-		wg.Wait()
-	}
 	w.probe(0)
 	w.sync(0.1)
 	for s := 5.0; s <= 300; s += 5 {
 		w.others(50)
-		probeAll(s)
+		w.probeAll(s)
 	}
 	cluster := w.tr.space.Load()
 	if events.space.Load() == cluster || leases.space.Load() == cluster {
@@ -645,7 +628,7 @@ func TestResourcesOfAnotherEtcdShareTheSpaceTheyMoveTo(t *testing.T) {
 	other -= 200 // events' and leases' etcd restored from a backup
 	for s := 305.0; s <= 360; s += 5 {
 		w.others(50)
-		probeAll(s)
+		w.probeAll(s)
 	}
 	for _, r := range []*resource{events, leases} {
 		if got := testutil.ToFloat64(r.regressions); got != 1 {
@@ -667,25 +650,17 @@ func TestARestoreIsNoRegressionOfADoubtedResource(t *testing.T) {
 	w := newWorld(t, 1000)
 	events := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: "events"}, "")
 	events.space.Load().addSource(events.name, func(context.Context) (string, error) { return "10", nil })
-	probeAll := func(s float64) {
-		w.at(s)
-		var wg sync.WaitGroup
-		for _, sp := range w.mon.probedSpaces() {
-			w.mon.probe(context.Background(), sp, &wg)
-		}
-		wg.Wait()
-	}
 	w.probe(0)
 	w.sync(0.1)
 	for s := 5.0; s <= 120; s += 5 { // nothing written anywhere
-		probeAll(s)
+		w.probeAll(s)
 	}
 	if events.space.Load() != w.tr.space.Load() {
 		t.Fatal("setup: events found foreign in a still world, where nothing moves")
 	}
 	w.rv -= 100 // the main etcd restored from a backup
 	for s := 125.0; s <= 200; s += 5 {
-		probeAll(s)
+		w.probeAll(s)
 	}
 	if got := testutil.ToFloat64(w.tr.regressions); got != 1 {
 		t.Errorf("configmaps counted %v RV regressions of its etcd's restore; want 1", got)

@@ -81,6 +81,16 @@ func (w *world) probe(s float64) {
 	wg.Wait()
 }
 
+// probeAll runs one head probe of every space at s.
+func (w *world) probeAll(s float64) {
+	w.at(s)
+	var wg sync.WaitGroup
+	for _, sp := range w.mon.probedSpaces() {
+		w.mon.probe(context.Background(), sp, &wg)
+	}
+	wg.Wait()
+}
+
 // freshen sends, at s, the freshness reads that are due, and waits for
 // them.
 func (w *world) freshen(s float64) {
@@ -166,10 +176,17 @@ func (w *world) write() uint64 { w.rv++; return w.rv }
 // though it lives on an etcd of its own, at revision rv: its head reads
 // answer that etcd's revision, 3 more each time.
 func (w *world) otherEtcd(resource string, rv uint64) *resource {
+	return w.onEtcd(resource, &rv)
+}
+
+// onEtcd watches resource (of the core group) in the default RV space,
+// though it lives on an etcd whose revision is *rev: its head reads
+// answer it, 3 more each time (resources given one rev share that etcd).
+func (w *world) onEtcd(resource string, rev *uint64) *resource {
 	r := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: resource}, "")
 	r.space.Load().addSource(r.name, func(context.Context) (string, error) {
-		rv += 3
-		return strconv.FormatUint(rv, 10), nil
+		*rev += 3
+		return strconv.FormatUint(*rev, 10), nil
 	})
 	return r
 }
