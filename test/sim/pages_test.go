@@ -394,14 +394,14 @@ var pageCorpus = []struct {
 	{
 		// found by the first page histories with -sim.widen=all and the
 		// cutoff dimension (seeds 1600001-1600080, 7 December), failing
-		// on main's a465697 alike (no cutoff in it): the informers'
+		// on main's 51722f0 alike (no cutoff in it): the informers'
 		// connection frozen 6 min under one API server, the stall page on
 		// configmaps names no stage where its delay is cache_to_client
 		// (seed 1600030 is the same with two API servers, three
 		// resources). An exporter lie of the stage rules (slo/); history
 		// cut to its first 40 min, its later refused head probe dropped.
 		// Fixed by the rules naming a watch cache once its RV stands still
-		// (33f6bd3; how it fixes this page was not traced: likely the
+		// (how that fixes this page was not traced: likely the
 		// lately-behind guard of 0bc9206, no longer tripped by a quiet cache)
 		name: "a frozen informers' connection: its stall page names no stage (seed 1600053)",
 		h: History{Seed: 1600053, Duration: 40 * time.Minute, Background: 10,
@@ -412,13 +412,13 @@ var pageCorpus = []struct {
 		},
 	},
 	{
-		// found in the same run as seed 1600053 (above), failing on a465697
+		// found in the same run as seed 1600053 (above), failing on 51722f0
 		// alike: configmaps' watch cache stuck 2 min on the one API
 		// server (a restore 25 min before), the canary-delivery burn
 		// page names cache_to_client, "23m 9s", where the delay's stage
 		// is etcd_to_cache. An exporter lie of the stage rules (slo/);
 		// history cut to its first 50 min. Fixed by the rules naming a
-		// watch cache once its RV stands still (33f6bd3), its whole trail
+		// watch cache once its RV stands still, its whole trail
 		name: "a stuck cache: its canary-delivery page names cache_to_client (seed 1600019)",
 		h: History{Seed: 1600019, Duration: 50 * time.Minute, Background: 100,
 			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}}, ServerMetrics: true,
