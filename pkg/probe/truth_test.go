@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -606,7 +607,8 @@ func TestAResourceOfAnotherEtcdThatNothingReadsGetsASpaceOfItsOwn(t *testing.T) 
 // that joined them moves on once its reads contradict their reference.
 func TestResourcesOfAnotherEtcdShareTheSpaceTheyMoveTo(t *testing.T) {
 	w := newWorld(t, 5000)
-	other := uint64(300) // events and leases: one etcd of their own
+	var other atomic.Uint64 // events and leases: one etcd of their own
+	other.Store(300)
 	events, leases := w.onEtcd("events", &other), w.onEtcd("leases", &other)
 	third := w.otherEtcd("secrets", 90_000)
 	w.probe(0)
@@ -625,7 +627,7 @@ func TestResourcesOfAnotherEtcdShareTheSpaceTheyMoveTo(t *testing.T) {
 	if sp := third.space.Load(); sp == cluster || sp == events.space.Load() {
 		t.Errorf("secrets, of a third etcd, in space %q with cluster %q and events' %q", sp.name, cluster.name, events.space.Load().name)
 	}
-	other -= 200 // events' and leases' etcd restored from a backup
+	other.Store(other.Load() - 200) // events' and leases' etcd restored from a backup
 	for s := 305.0; s <= 360; s += 5 {
 		w.others(50)
 		w.probeAll(s)

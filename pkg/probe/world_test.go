@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,17 +177,19 @@ func (w *world) write() uint64 { w.rv++; return w.rv }
 // though it lives on an etcd of its own, at revision rv: its head reads
 // answer that etcd's revision, 3 more each time.
 func (w *world) otherEtcd(resource string, rv uint64) *resource {
-	return w.onEtcd(resource, &rv)
+	var rev atomic.Uint64
+	rev.Store(rv)
+	return w.onEtcd(resource, &rev)
 }
 
 // onEtcd watches resource (of the core group) in the default RV space,
-// though it lives on an etcd whose revision is *rev: its head reads
-// answer it, 3 more each time (resources given one rev share that etcd).
-func (w *world) onEtcd(resource string, rev *uint64) *resource {
+// though it lives on an etcd whose revision is rev: its head reads
+// answer it, 3 more each time (resources given one rev share that etcd;
+// the head probe reads them at once).
+func (w *world) onEtcd(resource string, rev *atomic.Uint64) *resource {
 	r := w.mon.track(schema.GroupVersionResource{Version: "v1", Resource: resource}, "")
 	r.space.Load().addSource(r.name, func(context.Context) (string, error) {
-		*rev += 3
-		return strconv.FormatUint(*rev, 10), nil
+		return strconv.FormatUint(rev.Add(3), 10), nil
 	})
 	return r
 }
