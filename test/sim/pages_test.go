@@ -427,6 +427,25 @@ var pageCorpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 848 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 50000}, {Kind: "stuck", Start: 2330 * time.Second, Dur: 2 * time.Minute, Resource: "configmaps"}},
 		},
 	},
+	{
+		// widened page histories 1700001-1700100 (7 December, on the
+		// final code of the day): an aggregated API's resource
+		// (samples.metrics.example.io) with its informers' connection
+		// frozen 15 min: its stall page named no stage, and the stage
+		// oracle judged it as cache_to_client. A lie of the model's
+		// scrape: it reported a kube-apiserver watch cache's RV for a
+		// resource an extension API server serves, a series no real
+		// server has. Fixed: the scrape and the oracle leave out every
+		// resource no watch cache serves (Watched.Cached), whose pages read
+		// as without the servers' metrics
+		name: "an aggregated API's stall page, no watch cache of it on any server (seed 1700074)",
+		h: History{Seed: 1700074, Duration: 149 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, ServerMetrics: true, MoreCanaries: []string{"deployments.apps"},
+				Resources: []Watched{{ResourceSpec: resDeploys.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-rvsync", Embedded: true, SlowStore: 0, Namespace: "rvsync"}, {Host: "ctrl-shard-a", Embedded: true, SlowStore: 0, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, SlowStore: 0, Selector: "shard=b"}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 288 * time.Second}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 745 * time.Second, RestartAfter: 810 * time.Second}, {Host: "ctrl-field", Embedded: true, SlowStore: 0, Field: "metadata.name=obj-0"}}}, {ResourceSpec: resMetrics.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 198 * time.Second, RestartAfter: 198 * time.Second}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 149 * time.Minute, Rate: 5, Keys: 1}, {Resource: "widgets.example.com", Start: 0, End: 149 * time.Minute, Rate: 0.5, Keys: 5}, {Resource: "samples.metrics.example.io", Start: 0, End: 149 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "freeze", Start: 7775 * time.Second, Dur: 15 * time.Minute, Host: "informers"}},
+		},
+	},
 }
 
 func TestPageCorpus(t *testing.T) {

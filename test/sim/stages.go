@@ -48,7 +48,11 @@ type StageVerdict struct {
 // probe's or the canary's connection was placed on, or any on HTTP/1.1
 // behind several API servers, where a request may take a connection
 // placed on it: what the stage rules compare with is then itself
-// disturbed), nor without the servers' metrics. A judged page must name
+// disturbed), nor without the servers' metrics, nor for a resource the
+// API servers serve from no watch cache (Watched.Cached: an extension API
+// server's, or one with the watch cache off, whose series no server
+// reports; seed 1700074 judged an aggregated API's stall page, which the
+// model's scrape had given series a real server never has). A judged page must name
 // its true stage ("stage unnamed" otherwise) and no other ("wrong
 // stage"), and a watch cache's stage its API server. scrapes say where
 // each host's connections were placed (Scrape.Routes).
@@ -61,6 +65,9 @@ func CheckStages(h History, scrapes []Scrape, fired []Firing) StageVerdict {
 	for _, f := range fired {
 		if !f.Page() || !slices.Contains(deliveryAlerts, f.Alert) {
 			continue
+		}
+		if r, _ := h.watched(f.Resource); !r.Cached() {
+			continue // no watch-cache series of it: its pages read as without the servers' metrics
 		}
 		stage, instance, ok := h.trueStage(f.Resource, f.From, routes)
 		if !ok {

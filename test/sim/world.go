@@ -116,6 +116,13 @@ func (w Watched) EtcdName() string {
 	return w.Etcd
 }
 
+// Cached reports whether kube-apiserver serves the resource from its
+// watch cache, and so reports apiserver_watch_cache_resource_version for
+// it: not a resource of an extension API server (Opaque), nor one whose
+// watches get no bookmarks (the watch cache off for it, or an extension
+// API server not built on the cacher).
+func (w Watched) Cached() bool { return !w.Opaque && !w.NoBookmarks }
+
 // Name returns the resource's `resource` label value.
 func (w Watched) Name() string {
 	if w.Group == "" {
@@ -680,7 +687,7 @@ func (w *World) scrape() {
 				if ss.Up {
 					ss.CacheRV = map[string]uint64{}
 					for _, r := range w.Setup.Resources {
-						if rv := tx.CacheRV(i, r.Name()); rv != 0 {
+						if rv := tx.CacheRV(i, r.Name()); rv != 0 && r.Cached() {
 							ss.CacheRV[r.Name()] = rv
 						}
 					}
