@@ -15,8 +15,9 @@ import (
 // a canary that is at most a canary interval, a write's round trip (four,
 // on a slow connection: the one in flight, then a patch of an object the
 // restore removed, its create, and the write after) and a probe, after
-// the API server is back if it was down (see docs/failure-modes.md: etcd
-// restored); without one, nothing tells until the API servers restart and
+// the API server is back if it was down, or the release if the canary's
+// connection was on an API server cut off etcd (its writes hang there; see
+// docs/failure-modes.md: etcd restored); without one, nothing tells until the API servers restart and
 // the informers relist.
 //
 // A restore is unknowable for good when no canary write can land below what
@@ -38,6 +39,11 @@ func (c *Checker) blind(now, restored time.Time, etcd string) bool {
 		case f.Kind == Restart && f.Start <= at+window && at < f.End():
 			// an API server down: the canary writes, and the probe reads,
 			// once it is back
+			from = maxTime(from, c.start.Add(f.End()))
+		case f.Kind == Cutoff && f.Start <= at+window && at < f.End() && c.cutOff(HostCanary, c.start.Add(f.End()), f.Dur):
+			// the canary's connection on an API server cut off etcd: its
+			// writes hang there until the release, and reads through it
+			// answer from the cache of the lost history
 			from = maxTime(from, c.start.Add(f.End()))
 		case f.Kind == Slow && f.Host == HostCanary && f.Start <= at+window && at < f.End():
 			// the write in flight at the restore, then the next one, which
