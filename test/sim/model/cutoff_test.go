@@ -2,9 +2,12 @@ package model
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,6 +272,63 @@ func TestAServerStartedCutOffEtcdGetsItsCachesAtTheRelease(t *testing.T) {
 		if a.code != 200 || a.rv != strconv.FormatUint(want, 10) {
 			t.Errorf("released, a consistent List got %d at RV %s, want 200 at etcd's %d", a.code, a.rv, want)
 		}
+		c.Close()
+	})
+}
+
+// An HTTP/1.1 request the client gives up on closes its connection, as
+// Go's transport does (it cannot tell where the answer would have ended),
+// so the next request dials one the balancer places anew: a client whose
+// pooled connection is on an API server cut off etcd reaches the others
+// once its read times out (page seed 1900009: the connection went back to
+// the pool, and the probe's every head read for 15 minutes hung on the
+// cut server while two others served).
+func TestAGivenUpHTTP1RequestClosesItsConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := New(Config{Seed: 7, Servers: 3})
+		c.AddResource(ResourceSpec{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true})
+		client := &http.Client{Transport: c.Transport()}
+		const url = "https://probe/api/v1/configmaps?limit=1"
+		c.Do(func(tx *Tx) { tx.SetHTTP1("probe", true) })
+		if r := <-get(client, "https://other"+url[len("https://probe"):]); r.err != nil { // (the balancer's next is server 1)
+			t.Fatal(r.err)
+		}
+		if r := <-get(client, url); r.err != nil {
+			t.Fatal(r.err)
+		}
+		c.Do(func(tx *Tx) {
+			if got := tx.Routes()["probe"]; len(got) != 1 || got[0] != 1 {
+				t.Fatalf("the probe's connection is on %v, want server 1", got)
+			}
+			tx.CutOff(1, true)
+		})
+		read := func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+			done := make(chan error, 1)
+			go func() {
+				resp, err := client.Do(req)
+				if err == nil {
+					_ = resp.Body.Close()
+				}
+				done <- err
+			}()
+			advanceFor(c, 11*time.Second)
+			synctest.Wait()
+			return <-done
+		}
+		if err := read(); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a consistent read on the cut server ended with %v, want the client's deadline", err)
+		}
+		if err := read(); err != nil {
+			t.Errorf("the read after one given up failed (%v): its connection went back to the pool on the cut server", err)
+		}
+		c.Do(func(tx *Tx) {
+			if got := tx.Routes()["probe"]; slices.Contains(got, 1) {
+				t.Errorf("the probe still has a connection on the cut server: %v", got)
+			}
+		})
 		c.Close()
 	})
 }

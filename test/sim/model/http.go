@@ -128,14 +128,22 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if aerr == nil && r.verb == "watch" {
 		return c.watchLocked(ctx, req, cn, srv, r) // unlocks; the watch holds cn until it ends
 	}
-	// every other request holds its connection until its answer arrived
+	// every other request holds its connection until its answer arrived;
+	// one the client gave up on before closes an HTTP/1.1 connection (Go's
+	// transport cannot tell where the answer would end), so the next
+	// request dials one the balancer places anew
 	var answered bool
 	defer func() {
 		c.mu.Lock()
-		if answered {
+		switch {
+		case answered:
 			cn.readLocked(now())
+			c.releaseLocked(cn)
+		case ctx.Err() != nil && cn.h.pooled:
+			c.closeLocked(cn)
+		default:
+			c.releaseLocked(cn)
 		}
-		c.releaseLocked(cn)
 		c.mu.Unlock()
 	}()
 	if aerr == nil && (h.only == "" || h.only == r.res.Name) {
