@@ -59,6 +59,7 @@ const (
 	SignalStaleness             = "staleness"                // end to end: staleness above the freshness proof period
 	SignalCanaryP99             = "canary_p99"               // end to end: canary write to delivery
 	SignalEventDeliveryP99      = "event_delivery_p99"       // end to end: commit to delivery
+	SignalWatchSilence          = "watch_silence"            // end to end: the watch's silence past its bookmark period
 )
 
 // Recording rules of the stage group, in the order they are evaluated.
@@ -70,7 +71,10 @@ const (
 	// for the different times the two were sampled.
 	RuleWatchCacheBehind = "rvsync_stage:watch_cache_behind:seconds"
 	// RuleDeliveryDelay is the client's delay end to end, by LabelSignal:
-	// staleness above its proof period, canary and event delivery p99.
+	// staleness above its proof period, canary and event delivery p99,
+	// and the watch's silence past its bookmark period (what is due
+	// after a period and has not come: an idle resource's only sign of a
+	// stalled path, with no write to time and no staleness known).
 	RuleDeliveryDelay = "rvsync_stage:delivery_delay:seconds"
 	// RuleStageDelay is each stage's delay in seconds, by LabelStage,
 	// LabelSignal and (for the server's stages) LabelInstance.
@@ -174,6 +178,8 @@ func (s Spec) StageRecords() []StageRecord {
 		rec(RuleDeliveryDelay, "", SignalStaleness, fmt.Sprintf("clamp_min(%s, 0)", s.sliceSignal(staleness))),
 		rec(RuleDeliveryDelay, "", SignalCanaryP99, s.percentile(catalog.CanaryDeliveryLatency)),
 		rec(RuleDeliveryDelay, "", SignalEventDeliveryP99, s.percentile(catalog.EventDeliveryLag)),
+		rec(RuleDeliveryDelay, "", SignalWatchSilence, fmt.Sprintf("max %s (%s) - max %s (%s) > 0",
+			s.By(), s.Series(catalog.WatchSilence.Name), s.By(), s.Series(catalog.WatchBookmarkPeriod.Name))),
 		rec(RuleStageDelay, StageEtcdToCache, SignalWatchCacheRV, s.etcdToCache()),
 		rec(RuleStageDelay, StageCacheToClient, SignalDispatchP99, dispatch),
 		rec(RuleStageDelay, StageClient, SignalQueueOldest, fmt.Sprintf("max %s (%s)", s.By(), s.Series(catalog.StoreQueueOldest.Name))),

@@ -446,6 +446,29 @@ var pageCorpus = []struct {
 			Faults: []Fault{{Kind: "freeze", Start: 7775 * time.Second, Dur: 15 * time.Minute, Host: "informers"}},
 		},
 	},
+	{
+		// random pages 1900001-1900150 (widened) on the code before: two
+		// lies of one history, both failing then. A missed page: three API
+		// servers on HTTP/1.1, one cut off etcd for 15 minutes; the
+		// probe's head read there timed out, and the model put its
+		// connection back in the pool, so every later read took it and
+		// hung, while the exporter's informer sat on that server's stuck
+		// cache: head unknown, no staleness, no page (the model's lie:
+		// Go's transport closes a connection whose request it gave up;
+		// TestAGivenUpHTTP1RequestClosesItsConnection). And an idle
+		// resource's stalled watch (events, nothing written, the
+		// informers' connection frozen) paged with no stage: no delivery
+		// delay was known, only the silence; the watch's silence past its
+		// bookmark period is now an end-to-end delay (signal
+		// watch_silence), so its stage comes out cache_to_client
+		name: "a server cut off etcd behind HTTP/1.1, an idle resource's stalled watch (seed 1900009)",
+		h: History{Seed: 1900009, Duration: 100 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}, {Name: "events", Revision: 0xa, ProgressNotify: 5000000000}}, DispatchLag: 1 * time.Second, HTTP1: true, ServerMetrics: true, MoreCanaries: []string{"configmaps"},
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-rvsync", Embedded: true, SlowStore: 0, Namespace: "rvsync"}, {Host: "ctrl-shard-a", Embedded: true, SlowStore: 0, Selector: "shard=a"}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 576 * time.Second}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resEvents.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 845 * time.Second, RestartAfter: 896 * time.Second}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}, {ResourceSpec: resNoBookmark.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 323 * time.Second, StopAfter: 716 * time.Second}, {Host: "ctrl-field", Embedded: true, SlowStore: 0, Field: "metadata.name=rvsync-canary"}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 100 * time.Minute, Rate: 0.5, Keys: 5}, {Resource: "widgets.example.com", Start: 0, End: 100 * time.Minute, Rate: 0.5, Keys: 1}, {Resource: "gadgets.legacy.example.io", Start: 0, End: 100 * time.Minute, Rate: 0.5, Keys: 20}},
+			Faults: []Fault{{Kind: "freeze", Start: 357 * time.Second, Dur: 6 * time.Minute, Host: "informers", Reset: true}, {Kind: "stuck", Start: 42 * time.Minute, Dur: 45 * time.Second, Server: 2, Resource: "gadgets.legacy.example.io"}, {Kind: "cutoff", Start: 2839 * time.Second, Dur: 15 * time.Minute, Server: 1}, {Kind: "restore", Start: 4533 * time.Second, Dur: 20 * time.Second, Back: 100}},
+		},
+	},
 }
 
 func TestPageCorpus(t *testing.T) {
