@@ -242,7 +242,7 @@ SIM_PAGE_DURATION ?= 3h
 SIM_SEED ?= 1
 # SIM_WIDEN: the dimensions the histories draw beyond the default world
 # (comma-separated: order, informers, nostart, http1, scopes, selectors,
-# lifecycle, restarts, typed, fields, canaries; see test/sim/generate.go), or
+# lifecycle, restarts, typed, fields, canaries, cutoff; see test/sim/generate.go), or
 # all; empty draws the default world only. Each run prints the share of
 # histories that drew each.
 SIM_WIDEN ?= all

@@ -45,7 +45,7 @@ func (c Config) stagePanels() []cog.Builder[dashboard.Panel] {
 			unitSeconds).
 			WithTarget(prometheusQuery(c.rule(slo.RuleWatchCacheBehind), c.legend(label(catalog.LabelResource)+" "+label(slo.LabelInstance)))),
 		defaultTimeseries("Delay end to end",
-			"The client's delay that the stages break down (rvsync_stage:delivery_delay:seconds): cache staleness above the freshness proof period as the staleness SLO judges it, and the canary and event delivery p99. Good: near 0.",
+			"The client's delay that the stages break down (rvsync_stage:delivery_delay:seconds): cache staleness above the freshness proof period as the staleness SLO judges it, the canary and event delivery p99, and the watch's silence past its bookmark period (an idle resource's only sign of a stalled path). Good: near 0.",
 			unitSeconds).
 			WithTarget(prometheusQuery(c.rule(slo.RuleDeliveryDelay), c.legend(label(catalog.LabelResource)+" "+label(slo.LabelSignal)))),
 	}
