@@ -1114,6 +1114,15 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 236 * time.Second, Dur: 20 * time.Second, Back: 5000}},
 		},
 	},
+	{
+		caught: "make test-sim SIM_SEED=2000001 (the full run on 0918a23, 7 December; seed 2001186, shrunk), failing on the code before too: the probe's server's configmaps cache stuck at 1020, the canary at 1022, etcd restored 100 back (no restart), the server slowed 3 s: the reads fell to the stuck cache (one restore counted), the canary's first write after it (923) answered after a read and went unjudged, and the next (924), below the reads, counted the restore again, as the first write had moved the history on. Fixed: only a write above the reads that fell moves their history on (proof.Space.movedSince; TestWritesBelowReadsThatFellToAFrozenCacheCountNoSecondLoss)",
+		h: History{Seed: 2001186, Duration: 5 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ServerMetrics: true,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, SlowStore: 0, Namespace: "quiet"}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 68 * time.Second, RestartAfter: 287 * time.Second}, {Host: "ctrl-field", Embedded: true, SlowStore: 0, Field: "metadata.name=rvsync-canary"}}}}},
+			Loads:  []Load{},
+			Faults: []Fault{{Kind: "stuck", Start: 191 * time.Second, Dur: 2 * time.Minute, Resource: "configmaps"}, {Kind: "restore", Start: 212 * time.Second, Dur: 20 * time.Second, Back: 100}, {Kind: "slow-server", Start: 220 * time.Second, Dur: 2 * time.Minute, Latency: 3 * time.Second}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

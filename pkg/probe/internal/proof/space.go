@@ -601,7 +601,7 @@ func (s *Space) foreign(v Verdict, id int32) Verdict {
 // and no read moved on since, did not live: falling again is the same
 // loss.
 func (s *Space) readsFell(rv uint64, sent time.Time) {
-	if head, _, ok := s.Timeline.Latest(); s.readsWentBack && !s.wroteSince(s.epochAt) && (!ok || head <= s.fellTo) {
+	if head, _, ok := s.Timeline.Latest(); s.readsWentBack && !s.movedSince(s.epochAt, s.fellTo) && (!ok || head <= s.fellTo) {
 		s.forgetReads()
 		s.known, s.fellTo = true, rv
 		return
@@ -651,11 +651,14 @@ func (s *Space) forgetReads() {
 	s.refHead, s.refOK = 0, false
 }
 
-// wroteSince reports whether a write of the current epoch was requested
-// after t (one requested before may have committed in the history lost).
-func (s *Space) wroteSince(t time.Time) bool {
+// movedSince reports whether a write of the current epoch requested after
+// t landed above rv: the history the reads fell to (rv) lived on. One
+// requested before may have committed in the history lost, and one below
+// rv did not move it: rv may be a watch cache's of the lost history, and
+// the write of etcd's restored one (simulation seed 2001186).
+func (s *Space) movedSince(t time.Time, rv uint64) bool {
 	for _, w := range s.writes[:min(s.nWrites, len(s.writes))] {
-		if w.epoch == s.epoch && w.sent.After(t) {
+		if w.epoch == s.epoch && w.sent.After(t) && w.rv > rv {
 			return true
 		}
 	}
@@ -684,7 +687,7 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		if s.lostWrite != 0 {
 			return false
 		}
-		if s.readsWentBack && !s.wroteSince(s.epochAt) {
+		if s.readsWentBack && !s.movedSince(s.epochAt, s.fellTo) {
 			// the reads went back first (counted then) and still come
 			// from watch caches of the history etcd lost: the same loss
 			s.forgetReads()
@@ -695,7 +698,9 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		s.lostWrite, s.lostAt, s.readsWentBack = rv, sent, false
 		return true
 	case ok && rv > head && sent.After(recv):
-		s.lostWrite = 0 // a write above the reads: they share its history again
+		// a write above the reads: they share its history again, and it
+		// lives on (a write below them now is a new loss)
+		s.lostWrite, s.readsWentBack = 0, false
 	case !ok && s.lostWrite != 0 && s.headless() && rv > s.ended.head && sent.After(s.lostAt):
 		// nothing ever read this space's head (a monitor whose Start never
 		// runs): its writes are all it reads of etcd, and one above
