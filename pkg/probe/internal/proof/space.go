@@ -90,7 +90,13 @@ type Space struct {
 	// head where nothing reads the head): one loss, counted once.
 	lostWrite uint64
 	lostAt    time.Time
-	known     bool // the latest regression followed a loss counted before
+	// tookOver: the reference took its role over after a loss was
+	// proven, and no write has landed above its reads since: it may read
+	// a watch cache frozen in the history etcd lost (a write that follows
+	// a read of the live history lands above it, so this lasts about a
+	// canary interval where the reads are live)
+	tookOver bool
+	known    bool // the latest regression followed a loss counted before
 	// readsWentBack: the epoch began with the reads going back (counted
 	// then) to fellTo, not with a write, with a sample requested at epochAt
 	readsWentBack bool
@@ -241,7 +247,7 @@ func (s *Space) RemoveSource(id int32) {
 	if s.ref == id {
 		s.ref, s.refFails = -1, 0
 		if len(s.sources) > 0 {
-			s.ref = s.sources[0]
+			s.ref, s.tookOver = s.sources[0], s.epoch > 0
 		}
 	}
 }
@@ -322,6 +328,7 @@ func (s *Space) Failed(id int32) int {
 			if next, ok := s.successor(id); ok {
 				// the next accepted sample, whoever answers it, is the head
 				s.ref, s.refFails, s.refOK = next, 0, false
+				s.tookOver = s.epoch > 0
 			}
 		}
 	}
@@ -687,9 +694,13 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		if s.lostWrite != 0 {
 			return false
 		}
-		if s.readsWentBack && !s.movedSince(s.epochAt, s.fellTo) {
+		if s.readsWentBack && !s.movedSince(s.epochAt, s.fellTo) || s.tookOver {
 			// the reads went back first (counted then) and still come
-			// from watch caches of the history etcd lost: the same loss
+			// from watch caches of the history etcd lost, or the reference
+			// that took over since, no write above its reads yet, reads
+			// one (its resource's cache, frozen at a revision of that
+			// history, maybe above what the exporter saw of it: simulation
+			// seed 2111838): the same loss
 			s.forgetReads()
 			s.lostWrite, s.lostAt = rv, sent
 			return false
@@ -700,7 +711,7 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 	case ok && rv > head && sent.After(recv):
 		// a write above the reads: they share its history again, and it
 		// lives on (a write below them now is a new loss)
-		s.lostWrite, s.readsWentBack = 0, false
+		s.lostWrite, s.readsWentBack, s.tookOver = 0, false, false
 	case !ok && s.lostWrite != 0 && s.headless() && rv > s.ended.head && sent.After(s.lostAt):
 		// nothing ever read this space's head (a monitor whose Start never
 		// runs): its writes are all it reads of etcd, and one above

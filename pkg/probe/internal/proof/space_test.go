@@ -445,6 +445,65 @@ func TestWritesBelowReadsThatFellToAFrozenCacheCountNoSecondLoss(t *testing.T) {
 	}
 }
 
+// After a restore, a source that takes the reference's role (the
+// reference's resource deleted, its reads failing) may read a watch cache
+// frozen in the history lost, above what the exporter saw of it: until a
+// write lands above its reads, a write below them is the same loss (simulation seed 2111838: configmaps, the
+// canary's resource, deleted after the restore counted; deployments took
+// over reading its cache of the lost history, and its canary's next write
+// counted the restore again). A write below its reads after one above them
+// is a new restore.
+func TestAReferenceThatTookOverAfterALossReadingTheLostHistoryCountsItOnce(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0) // configmaps, the canary's
+	sp.AddSource(1) // deployments, a second canary's
+	sp.Anchor(0)
+	losses := 0
+	count := func(lost bool) {
+		if lost {
+			losses++
+		}
+	}
+	for i := 1; i <= 10; i++ {
+		sp.Sample(0, uint64(20000+40*i), true, sec(float64(5*i)), sec(float64(5*i)), true)
+		sp.Sample(1, uint64(20000+40*i), true, sec(float64(5*i)), sec(float64(5*i)), true)
+		count(sp.Write(uint64(20001+40*i), sec(float64(5*i)+1), false))
+	}
+	// etcd restored to 200: the canary's next write lands below
+	count(sp.Write(206, sec(57), false))
+	if losses != 1 {
+		t.Fatalf("%d losses counted for the restore, want 1", losses)
+	}
+	// configmaps' cache restarted: its reads follow etcd, the writes land
+	// above them
+	sp.Sample(0, 1200, true, sec(60), sec(60), true)
+	count(sp.Write(1300, sec(61), false))
+	sp.Sample(0, 1400, true, sec(65), sec(65), true)
+	// configmaps deleted: its reads fail, deployments takes over, reading
+	// its watch cache frozen in the lost history
+	for i := 0; i < refFailover; i++ {
+		sp.Failed(0)
+	}
+	next := uint64(2000)
+	for i := 0; i < 6; i++ {
+		at := 70 + 10*float64(i)
+		sp.Sample(1, 20450, true, sec(at), sec(at), true) // above the 20401 written before the restore
+		count(sp.Write(next, sec(at+2), false))
+		next += 1000
+	}
+	if losses != 1 {
+		t.Errorf("%d losses counted for one restore, a new reference reading the lost history after it, want 1", losses)
+	}
+	// its cache catches up; a write above its reads, then a second restore
+	sp.Sample(1, 20500, true, sec(135), sec(135), true)
+	count(sp.Write(20600, sec(136), false))
+	sp.Sample(1, 20600, true, sec(140), sec(140), true)
+	count(sp.Write(300, sec(142), false))
+	if losses != 2 {
+		t.Errorf("%d losses counted after a second restore of the history its reads shared, want 2", losses)
+	}
+}
+
 // The canary's resource anchors its space: its writes land in its own
 // etcd, so the reads of the same resource are the space's head. Listed
 // after a resource on an etcd of its own (events, revision 10,000,000),
