@@ -395,22 +395,15 @@ func TestWritesBelowReadsThatFellToAFrozenCacheCountNoSecondLoss(t *testing.T) {
 	sp := NewSpace(64, sec(0), 5*time.Second)
 	sp.AddSource(0)
 	sp.Anchor(0)
-	regressions := 0
-	count := func(lost bool) {
-		if lost {
-			regressions++
-		}
-	}
+	var n losses
 	for i := 1; i <= 10; i++ {
-		count(sp.Write(uint64(1000+2*i), sec(float64(10*i)), false))
+		n.write(sp.Write(uint64(1000+2*i), sec(float64(10*i)), false))
 		sp.Sample(0, uint64(1000+2*i), true, sec(float64(10*i+5)), sec(float64(10*i+5)), true)
 	}
 	// the probe's server's cache stuck at 1018 while the canary writes 1020;
 	// etcd restored to 922: the reads fall to the stuck cache
-	count(sp.Write(1022, sec(110), false))
-	if v := sp.Sample(0, 1018, true, sec(113), sec(113), true); v.Regressed && !v.Known {
-		regressions++
-	}
+	n.write(sp.Write(1022, sec(110), false))
+	n.sample(sp.Sample(0, 1018, true, sec(113), sec(113), true))
 	// the canary's writes of the restored history land below the reads;
 	// the first one's answer, on a slow connection, comes after a read
 	// answered once it was sent: it is not judged (it may have committed
@@ -422,26 +415,24 @@ func TestWritesBelowReadsThatFellToAFrozenCacheCountNoSecondLoss(t *testing.T) {
 		if i == 0 {
 			recv = at + 1
 		}
-		if v := sp.Sample(0, 1018, true, sec(recv-1), sec(recv), true); v.Regressed && !v.Known {
-			regressions++
-		}
-		count(sp.Write(uint64(next), sec(at), false))
+		n.sample(sp.Sample(0, 1018, true, sec(recv-1), sec(recv), true))
+		n.write(sp.Write(uint64(next), sec(at), false))
 		next++
 	}
-	if regressions != 1 {
-		t.Errorf("%d losses counted for one restore whose reads fell to a frozen cache, want 1", regressions)
+	if n != 1 {
+		t.Errorf("%d losses counted for one restore whose reads fell to a frozen cache, want 1", n)
 	}
 	// the stuck cache restarted: the reads follow the writes, which land
 	// above them; then a second restore
 	for i := 0; i < 4; i++ {
 		at := 180 + 10*float64(i)
 		sp.Sample(0, uint64(next-1), true, sec(at), sec(at), true)
-		count(sp.Write(uint64(next), sec(at+1), false))
+		n.write(sp.Write(uint64(next), sec(at+1), false))
 		next++
 	}
-	count(sp.Write(500, sec(230), false))
-	if regressions != 2 {
-		t.Errorf("%d losses counted after a second restore of the history that moved on, want 2", regressions)
+	n.write(sp.Write(500, sec(230), false))
+	if n != 2 {
+		t.Errorf("%d losses counted after a second restore of the history that moved on, want 2", n)
 	}
 }
 
@@ -458,26 +449,21 @@ func TestAReferenceThatTookOverAfterALossReadingTheLostHistoryCountsItOnce(t *te
 	sp.AddSource(0) // configmaps, the canary's
 	sp.AddSource(1) // deployments, a second canary's
 	sp.Anchor(0)
-	losses := 0
-	count := func(lost bool) {
-		if lost {
-			losses++
-		}
-	}
+	var n losses
 	for i := 1; i <= 10; i++ {
 		sp.Sample(0, uint64(20000+40*i), true, sec(float64(5*i)), sec(float64(5*i)), true)
 		sp.Sample(1, uint64(20000+40*i), true, sec(float64(5*i)), sec(float64(5*i)), true)
-		count(sp.Write(uint64(20001+40*i), sec(float64(5*i)+1), false))
+		n.write(sp.Write(uint64(20001+40*i), sec(float64(5*i)+1), false))
 	}
 	// etcd restored to 200: the canary's next write lands below
-	count(sp.Write(206, sec(57), false))
-	if losses != 1 {
-		t.Fatalf("%d losses counted for the restore, want 1", losses)
+	n.write(sp.Write(206, sec(57), false))
+	if n != 1 {
+		t.Fatalf("%d losses counted for the restore, want 1", n)
 	}
 	// configmaps' cache restarted: its reads follow etcd, the writes land
 	// above them
 	sp.Sample(0, 1200, true, sec(60), sec(60), true)
-	count(sp.Write(1300, sec(61), false))
+	n.write(sp.Write(1300, sec(61), false))
 	sp.Sample(0, 1400, true, sec(65), sec(65), true)
 	// configmaps deleted: its reads fail, deployments takes over, reading
 	// its watch cache frozen in the lost history
@@ -488,19 +474,19 @@ func TestAReferenceThatTookOverAfterALossReadingTheLostHistoryCountsItOnce(t *te
 	for i := 0; i < 6; i++ {
 		at := 70 + 10*float64(i)
 		sp.Sample(1, 20450, true, sec(at), sec(at), true) // above the 20401 written before the restore
-		count(sp.Write(next, sec(at+2), false))
+		n.write(sp.Write(next, sec(at+2), false))
 		next += 1000
 	}
-	if losses != 1 {
-		t.Errorf("%d losses counted for one restore, a new reference reading the lost history after it, want 1", losses)
+	if n != 1 {
+		t.Errorf("%d losses counted for one restore, a new reference reading the lost history after it, want 1", n)
 	}
 	// its cache catches up; a write above its reads, then a second restore
 	sp.Sample(1, 20500, true, sec(135), sec(135), true)
-	count(sp.Write(20600, sec(136), false))
+	n.write(sp.Write(20600, sec(136), false))
 	sp.Sample(1, 20600, true, sec(140), sec(140), true)
-	count(sp.Write(300, sec(142), false))
-	if losses != 2 {
-		t.Errorf("%d losses counted after a second restore of the history its reads shared, want 2", losses)
+	n.write(sp.Write(300, sec(142), false))
+	if n != 2 {
+		t.Errorf("%d losses counted after a second restore of the history its reads shared, want 2", n)
 	}
 }
 
@@ -837,5 +823,21 @@ func TestADoubtedSourceIsNoReferenceAfterAFailover(t *testing.T) {
 	}
 	if ref := clean.Reference(); ref != 1 {
 		t.Errorf("reference %d after the failures; the uncontradicted source 1 should take over", ref)
+	}
+}
+
+// losses counts the losses a space proved: each write that proved one,
+// and each sample that counted a regression not known before.
+type losses int
+
+func (n *losses) write(lost bool) {
+	if lost {
+		*n++
+	}
+}
+
+func (n *losses) sample(v Verdict) {
+	if v.Regressed && !v.Known {
+		*n++
 	}
 }
