@@ -34,35 +34,42 @@ func (c *Checker) blind(now, restored time.Time, etcd string) bool {
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
 	var slow time.Duration
 	from := restored
-	for _, f := range c.h.Faults {
-		switch {
-		case f.Kind == Restart && f.Start <= at+window && at < f.End():
-			// an API server down: the canary writes, and the probe reads,
-			// once it is back
-			from = maxTime(from, c.start.Add(f.End()))
-		case f.Kind == Cutoff && f.Start <= at+window && at < f.End() && c.cutOff(HostCanary, c.start.Add(f.End()), f.Dur):
-			// the canary's connection on an API server cut off etcd: its
-			// writes hang there until the release, and reads through it
-			// answer from the cache of the lost history
-			from = maxTime(from, c.start.Add(f.End()))
-		case f.Kind == Slow && f.Host == HostCanary && f.Start <= at+window && at < f.End():
-			// the write in flight at the restore, then the next one, which
-			// may find the canary object gone with the restore (a 404,
-			// then a create): each answers a latency late (the canary
-			// writes one at a time)
-			slow = max(slow, f.Latency)
-		case f.Kind == DeleteCRD && slices.Equal(canaries, []string{f.Resource}) && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End()+c.h.Setup.CanaryInterval:
-			// the canary's resource gone before its next write could land
-			return true
-		case (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary && f.Start <= at+c.h.Setup.CanaryInterval && at < f.End():
-			return true // the canary cannot write while the restore is to be seen
-		case f.Kind == Restore && f.Start == at.Round(time.Second) || f.Kind == Restore && f.Start <= at && at < f.Start+time.Second:
-			rate := c.h.Background
-			for _, l := range c.h.Loads {
-				rate += l.Rate
-			}
-			if rate > 0 && time.Duration(float64(f.Back)/rate*float64(time.Second)) < c.h.Setup.CanaryInterval+5*time.Second {
+	// the faults that keep the canary from writing chain: each one that
+	// begins before the canary could write moves that on to its end (a
+	// cut-off server released into a deleted canary resource)
+	for moved := true; moved; {
+		moved = false
+		a := from.Sub(c.start)
+		for _, f := range c.h.Faults {
+			switch {
+			case f.Kind == Restart && f.Start <= a+window && a < f.End(),
+				// an API server down: the canary writes, and the probe
+				// reads, once it is back
+				f.Kind == Cutoff && f.Start <= a+window && a < f.End() && c.cutOff(HostCanary, c.start.Add(f.End()), f.Dur):
+				// the canary's connection on an API server cut off etcd:
+				// its writes hang there until the release, and reads
+				// through it answer from the cache of the lost history
+				moved = true
+				from = c.start.Add(f.End())
+			case f.Kind == Slow && f.Host == HostCanary && f.Start <= a+window && a < f.End():
+				// the write in flight at the restore, then the next one,
+				// which may find the canary object gone with the restore
+				// (a 404, then a create): each answers a latency late (the
+				// canary writes one at a time)
+				slow = max(slow, f.Latency)
+			case f.Kind == DeleteCRD && slices.Equal(canaries, []string{f.Resource}) && f.Start <= a+c.h.Setup.CanaryInterval && a < f.End()+c.h.Setup.CanaryInterval:
+				// the canary's resource gone before its next write could land
 				return true
+			case (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary && f.Start <= a+c.h.Setup.CanaryInterval && a < f.End():
+				return true // the canary cannot write while the restore is to be seen
+			case f.Kind == Restore && f.Start == at.Round(time.Second) || f.Kind == Restore && f.Start <= at && at < f.Start+time.Second:
+				rate := c.h.Background
+				for _, l := range c.h.Loads {
+					rate += l.Rate
+				}
+				if rate > 0 && time.Duration(float64(f.Back)/rate*float64(time.Second)) < c.h.Setup.CanaryInterval+5*time.Second {
+					return true
+				}
 			}
 		}
 	}
