@@ -455,6 +455,9 @@ func (c *Canary) beat(ctx context.Context) {
 		settled, _ = sp.core.Settled(src.id)
 	}
 	lost := settled && sp.core.Write(rv, now, below)
+	if sourced {
+		sp.core.OwnWrite(src.id, rv, now)
+	}
 	sp.mu.Unlock()
 	if trace := c.log.V(2); trace.Enabled() { // formats only when traced
 		trace.Info("canary write", "rv", rv, "sent", stamp(now), "recv", stamp(c.res.clock.Now()), "below", below, "lost", lost)

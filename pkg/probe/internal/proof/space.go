@@ -65,6 +65,13 @@ type Space struct {
 	// the reference failed over, a new reference reads lower than the
 	// head of the old: another etcd, or a restore; its own reads tell)
 	own map[int32]held
+	// lostReads: sources whose own reads a write to their resource, sent
+	// after one of them answered, landed below: in one history a write
+	// commits above every read of its resource answered before it was
+	// sent, so their reads come from a watch cache frozen in a history
+	// etcd lost, not from another etcd, until a write of theirs lands
+	// above them again (OwnWrite)
+	lostReads map[int32]bool
 	// above: other sources' latest samples above the head, taken
 	// provisionally until the reference, asked after them, says
 	above map[int32]held
@@ -185,7 +192,7 @@ const refFailover = 3
 // NewSpace returns a space whose timeline holds capacity runs, probed
 // every interval.
 func NewSpace(capacity int, base time.Time, interval time.Duration) *Space {
-	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, anchor: -1, low: map[int32]held{}, own: map[int32]held{}, above: map[int32]held{}, confirmed: map[int32]confirmation{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
+	return &Space{Timeline: NewTimeline(capacity, base), ref: -1, anchor: -1, low: map[int32]held{}, own: map[int32]held{}, lostReads: map[int32]bool{}, above: map[int32]held{}, confirmed: map[int32]confirmation{}, backoff: map[int32]backoff{}, contradicted: map[int32]contradiction{}, interval: interval}
 }
 
 // UnknownAfter is how old the latest head probe may get before the head is
@@ -237,6 +244,7 @@ func (s *Space) RemoveSource(id int32) {
 	s.sources = slices.DeleteFunc(s.sources, func(x int32) bool { return x == id })
 	delete(s.low, id)
 	delete(s.own, id)
+	delete(s.lostReads, id)
 	delete(s.above, id)
 	delete(s.confirmed, id)
 	delete(s.backoff, id)
@@ -580,7 +588,7 @@ func (s *Space) holdLow(id int32, rv uint64, sent, recv time.Time, head uint64) 
 // the anchor's next write, in a space of its own headed by a frozen cache
 // of the lost history, counted the restore again).
 func (s *Space) contradict(v Verdict, id int32, rv, srcRV uint64) Verdict {
-	if s.lostWrite != 0 || id == s.anchor {
+	if s.lostWrite != 0 || id == s.anchor || s.lostReads[id] {
 		return v
 	}
 	c := s.contradicted[id]
@@ -654,6 +662,7 @@ func (s *Space) forgetReads() {
 	s.suspect = nil
 	clear(s.low)
 	clear(s.own)
+	clear(s.lostReads)
 	clear(s.above)
 	s.refHead, s.refOK = 0, false
 }
@@ -722,6 +731,26 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		s.lostWrite = 0
 	}
 	return false
+}
+
+// OwnWrite records a write to source id's resource (a canary's), requested
+// at sent, that committed at rv, against the source's own reads: one that
+// landed below a read of theirs answered before it was sent shows their
+// reads to come from a watch cache frozen in a history etcd lost, and
+// their contradictions of the reference count for nothing until a write
+// lands above them again (simulation seed 2400492: a second canary's
+// resource whose cache stayed frozen after a restore was found foreign,
+// moved to a space of its own headed by that cache, and its canary's next
+// write counted the restore again).
+func (s *Space) OwnWrite(id int32, rv uint64, sent time.Time) {
+	o, ok := s.own[id]
+	switch {
+	case !ok || !o.recv.Before(sent):
+	case rv < o.rv:
+		s.lostReads[id] = true
+	case rv > o.rv:
+		delete(s.lostReads, id)
+	}
 }
 
 // headless reports whether nothing ever read the space's head: no head

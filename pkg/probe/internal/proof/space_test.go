@@ -490,6 +490,54 @@ func TestAReferenceThatTookOverAfterALossReadingTheLostHistoryCountsItOnce(t *te
 	}
 }
 
+// After a restore under a running API server, a second canary's
+// resource whose watch cache stays frozen in the lost history reads above
+// the reference, which reads etcd's new history: its contradictions say
+// nothing of its etcd while its own canary's writes land below its own
+// reads (in one history a write commits above every read of its resource
+// answered before it was sent). It was found foreign, moved to a space of
+// its own headed by its frozen cache, and its canary's next write counted
+// the restore again (simulation seed 2400492). Without such a write its
+// reads are another etcd's, and it is found foreign as before.
+func TestASourceWhoseOwnWritesLandBelowItsReadsIsNotForeign(t *testing.T) {
+	run := func(ownWrites bool) (foreign bool) {
+		sp := NewSpace(64, sec(0), 5*time.Second)
+		sp.AddSource(0) // configmaps, the canary's
+		sp.AddSource(1) // widgets, a second canary's, listed after it
+		sp.Anchor(0)
+		for i := 1; i <= 10; i++ {
+			sp.Sample(0, uint64(1000+4*i), true, sec(float64(5*i)), sec(float64(5*i)), true)
+			sp.Sample(1, uint64(1000+4*i), true, sec(float64(5*i)), sec(float64(5*i)), true)
+			sp.Write(uint64(1001+4*i), sec(float64(5*i)+1), false)
+		}
+		// etcd restored to 2: configmaps' cache restarts, widgets' stays
+		// at 1040
+		if !sp.Write(3, sec(57), false) {
+			t.Fatal("the canary's write below the reads proved no loss")
+		}
+		rv := uint64(4)
+		for i := 0; i < 30; i++ {
+			at := 60 + 5*float64(i)
+			v := sp.Sample(0, rv, true, sec(at), sec(at), true)
+			foreign = foreign || slices.Contains(v.Foreign, 1)
+			v = sp.Sample(1, 1040, true, sec(at+0.5), sec(at+0.5), true)
+			foreign = foreign || slices.Contains(v.Foreign, 1)
+			sp.Write(rv+1, sec(at+1), false)
+			if ownWrites {
+				sp.OwnWrite(1, rv+2, sec(at+2))
+			}
+			rv += 2
+		}
+		return foreign || !slices.Contains(sp.Sources(), 1)
+	}
+	if run(true) {
+		t.Error("a source whose own canary's writes landed below its reads was found foreign: its reads are a frozen cache of the lost history")
+	}
+	if !run(false) {
+		t.Error("a source reading above the reference, with no write of its own, was not found foreign")
+	}
+}
+
 // The canary's resource anchors its space: its writes land in its own
 // etcd, so the reads of the same resource are the space's head. Listed
 // after a resource on an etcd of its own (events, revision 10,000,000),
