@@ -31,6 +31,16 @@ func (c *Checker) blind(now, restored time.Time, etcd string) bool {
 		return true // no canary writes to the restored etcd
 	}
 	at := restored.Sub(c.start)
+	rate := c.h.Background
+	for _, l := range c.h.Loads {
+		rate += l.Rate
+	}
+	for _, f := range c.h.Faults {
+		if f.Kind == Restore && (f.Start == at.Round(time.Second) || f.Start <= at && at < f.Start+time.Second) &&
+			rate > 0 && time.Duration(float64(f.Back)/rate*float64(time.Second)) < c.h.Setup.CanaryInterval+5*time.Second {
+			return true // the cluster overwrites the lost revisions before a canary write lands
+		}
+	}
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
 	var slow time.Duration
 	from := restored
@@ -62,14 +72,6 @@ func (c *Checker) blind(now, restored time.Time, etcd string) bool {
 				return true
 			case (f.Kind == Freeze || f.Kind == Hang || f.Kind == Refuse) && f.Host == HostCanary && f.Start <= a+c.h.Setup.CanaryInterval && a < f.End():
 				return true // the canary cannot write while the restore is to be seen
-			case f.Kind == Restore && f.Start == at.Round(time.Second) || f.Kind == Restore && f.Start <= at && at < f.Start+time.Second:
-				rate := c.h.Background
-				for _, l := range c.h.Loads {
-					rate += l.Rate
-				}
-				if rate > 0 && time.Duration(float64(f.Back)/rate*float64(time.Second)) < c.h.Setup.CanaryInterval+5*time.Second {
-					return true
-				}
 			}
 		}
 	}

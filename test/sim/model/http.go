@@ -135,13 +135,12 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var answered bool
 	defer func() {
 		c.mu.Lock()
-		switch {
-		case answered:
+		if answered {
 			cn.readLocked(now())
-			c.releaseLocked(cn)
-		case ctx.Err() != nil && cn.h.pooled:
+		}
+		if !answered && ctx.Err() != nil && cn.h.pooled {
 			c.closeLocked(cn)
-		default:
+		} else {
 			c.releaseLocked(cn)
 		}
 		c.mu.Unlock()
