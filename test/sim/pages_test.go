@@ -347,7 +347,7 @@ var pageCorpus = []struct {
 		// 6720 s
 		name: "a watch not delivering 6435-7245s, paged by 6825s (seed 380801)",
 		h: History{Seed: 380801, Duration: 121 * time.Minute, Background: 0,
-			Setup: Setup{Servers: 2, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{model.EtcdSpec{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, ListLatency: 2 * time.Second,
+			Setup: Setup{Servers: 2, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, ListLatency: 2 * time.Second,
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}}}, {ResourceSpec: resSecrets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 49 * time.Second}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 72 * time.Second}}}, {ResourceSpec: resDeploys.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 139 * time.Second, StopAfter: 887 * time.Second}}}, {ResourceSpec: resMetrics.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}, {Host: "ctrl-quiet", Embedded: true, SlowStore: 0, Namespace: "quiet"}}}}},
 			Loads:  []Load{{Resource: "secrets", Start: 0, End: 121 * time.Minute, Rate: 5, Keys: 20}, {Resource: "deployments.apps", Start: 0, End: 121 * time.Minute, Rate: 0.05, Keys: 5}, {Resource: "samples.metrics.example.io", Start: 0, End: 121 * time.Minute, Rate: 0.05, Keys: 20}},
 			Faults: []Fault{{Kind: "refuse", Start: 3722 * time.Second, Dur: 2 * time.Minute, Host: "informers", Code: 500}, {Kind: "refuse", Start: 5904 * time.Second, Dur: 45 * time.Second, Host: "probe", Code: 429}, {Kind: "restore", Start: 6443 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 5000}},
@@ -370,7 +370,7 @@ var pageCorpus = []struct {
 		// (History.progressless; README, Limits)
 		name: "a staleness burn page on an idle resource nothing can prove fresh, justified (seed 380810)",
 		h: History{Seed: 380810, Duration: 153 * time.Minute, Background: 0,
-			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{model.EtcdSpec{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, model.EtcdSpec{Name: "events", Revision: 0x989680, ProgressNotify: 0}}, ListLatency: 2 * time.Second,
+			Setup: Setup{Servers: 0, NoFreshnessReads: true, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}, {Name: "events", Revision: 0x989680, ProgressNotify: 0}}, ListLatency: 2 * time.Second,
 				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 31 * time.Second}}}, {ResourceSpec: resSecrets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 118 * time.Second, StopAfter: 257 * time.Second}}}, {ResourceSpec: resEvents.ResourceSpec, Space: "events", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}}},
 			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 153 * time.Minute, Rate: 5, Keys: 5}},
 			Faults: []Fault{},
@@ -468,6 +468,44 @@ var pageCorpus = []struct {
 			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 100 * time.Minute, Rate: 0.5, Keys: 5}, {Resource: "widgets.example.com", Start: 0, End: 100 * time.Minute, Rate: 0.5, Keys: 1}, {Resource: "gadgets.legacy.example.io", Start: 0, End: 100 * time.Minute, Rate: 0.5, Keys: 20}},
 			Faults: []Fault{{Kind: "freeze", Start: 357 * time.Second, Dur: 6 * time.Minute, Host: "informers", Reset: true}, {Kind: "stuck", Start: 42 * time.Minute, Dur: 45 * time.Second, Server: 2, Resource: "gadgets.legacy.example.io"}, {Kind: "cutoff", Start: 2839 * time.Second, Dur: 15 * time.Minute, Server: 1}, {Kind: "restore", Start: 4533 * time.Second, Dur: 20 * time.Second, Back: 100}},
 		},
+	},
+	{
+		// make test-sim SIM_SEED=3200001 (7 December, on b0126eb), failing
+		// there: a monitor whose Start never runs (no head probe), API
+		// server metrics on, deployments' watch cache stuck 15 min; its
+		// canary-delivery and watch-stalled pages name cache_to_client
+		// "from remainder", where the delay's stage is etcd_to_cache.
+		// With no head, the stage rules cannot put the cache behind etcd
+		// and give the whole delay to the remainder. A known lie of the
+		// stage rules (slo/): not fixed yet
+		name: "a stuck cache with no head probe: its pages name cache_to_client (seed 3200561)",
+		h: History{Seed: 3200561, Duration: 92 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}, {Name: "events", Revision: 0x989680, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, NoStart: true, ServerMetrics: true, MoreCanaries: []string{"deployments.apps", "widgets.example.com"},
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-rvsync", Embedded: true, SlowStore: 0, Namespace: "rvsync"}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 488 * time.Second, StopAfter: 1218 * time.Second}}}, {ResourceSpec: resDeploys.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}, {ResourceSpec: resEvents.ResourceSpec, Space: "events", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}}},
+			Loads:  []Load{{Resource: "widgets.example.com", Start: 0, End: 92 * time.Minute, Rate: 0.5, Keys: 1}, {Resource: "deployments.apps", Start: 0, End: 92 * time.Minute, Rate: 0.05, Keys: 20}},
+			Faults: []Fault{{Kind: "cutoff", Start: 215 * time.Second, Dur: 15 * time.Minute}, {Kind: "slow-server", Start: 1274 * time.Second, Dur: 6 * time.Minute, Latency: 200 * time.Millisecond}, {Kind: "stuck", Start: 2545 * time.Second, Dur: 15 * time.Minute, Resource: "deployments.apps"}, {Kind: "slow", Start: 3424 * time.Second, Dur: 10 * time.Second, Host: "probe", Latency: 20 * time.Second}},
+		},
+		lie: "deployments.apps", lieRule: "wrong stage",
+	},
+	{
+		// make test-sim SIM_SEED=3200001 (7 December, on b0126eb), failing
+		// there: two API servers, the freshness reads off, a canary of
+		// deployments; one server cut off etcd 15 min, the one holding
+		// both the head probe's connection and a restarted operator
+		// informer of deployments. The head is unknown for the whole
+		// cutoff, so no staleness nor RV lag is reported, though the
+		// canary's writes, through the live server, land and that
+		// informer misses them (stale above the threshold for 14.5 min):
+		// no page. A client could know (a write is a head). A known lie
+		// of the exporter: not fixed yet
+		name: "the head probe's server cut off etcd: a store behind the canary's writes pages nothing (seed 3200580)",
+		h: History{Seed: 3200580, Duration: 116 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 2, NoFreshnessReads: true, Canary: "", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, MoreCanaries: []string{"deployments.apps"},
+				Resources: []Watched{{ResourceSpec: resDeploys.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-shard-a", Embedded: true, SlowStore: 0, Selector: "shard=a"}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 768 * time.Second, RestartAfter: 1064 * time.Second}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 421 * time.Second, RestartAfter: 624 * time.Second}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 116 * time.Minute, Rate: 0.05, Keys: 5}, {Resource: "deployments.apps", Start: 0, End: 116 * time.Minute, Rate: 5, Keys: 20}},
+			Faults: []Fault{{Kind: "freeze", Start: 2061 * time.Second, Dur: 15 * time.Minute, Host: "informers", Reset: true}, {Kind: "refuse", Start: 3425 * time.Second, Dur: 2 * time.Minute, Host: "informers", Code: 429}, {Kind: "cutoff", Start: 5876 * time.Second, Dur: 15 * time.Minute}},
+		},
+		lie: "deployments.apps", lieRule: "missed page",
 	},
 }
 
