@@ -277,14 +277,19 @@ func (s Spec) watchCachePause() string {
 // stalled server answers reads again) still hold that stall after the
 // cache caught up, and would blame the stretch between cache and client
 // for it (TestHA's server cut off etcd: 53 notifications after the
-// release named cache_to_client).
+// release named cache_to_client). None either where no head is known
+// (an embedded monitor whose Start never runs, or its head probe failing):
+// nothing then measures a watch cache against etcd, and a cache standing
+// still would pass for the stretch between cache and client (simulation
+// page seed 3200561: a stuck cache's pages named cache_to_client).
 func (s Spec) remainder() string {
 	delivery := fmt.Sprintf("max %s (%s)", s.By(), RuleDeliveryDelay)
 	stage := func(name string) string {
 		return fmt.Sprintf("(max %s (%s) or 0 * %s)", s.By(), promql.Selector(RuleStageDelay, promql.Eq(LabelStage, name)), delivery)
 	}
 	lately := fmt.Sprintf("max %s (max_over_time(%s[%s])) >= %s", s.By(), promql.Selector(RuleStageDelay, promql.Eq(LabelStage, StageEtcdToCache)), StageRange, promql.Num(StageFloorSeconds))
-	return fmt.Sprintf("(clamp_min(%s - %s - %s, 0) unless on (%s) (%s))", delivery, stage(StageEtcdToCache), stage(StageClient), s.on(), lately)
+	head := fmt.Sprintf("group %s (%s)", s.By(), s.Series(catalog.HeadResourceVersion.Name))
+	return fmt.Sprintf("((clamp_min(%s - %s - %s, 0) unless on (%s) (%s)) and on (%s) %s)", delivery, stage(StageEtcdToCache), stage(StageClient), s.on(), lately, s.on(), head)
 }
 
 // percentile is the stage rules' percentile of a histogram family of the
