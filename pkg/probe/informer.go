@@ -63,6 +63,9 @@ type informer struct {
 	queue    proof.Queue
 	counted  bool // deltas count on receipt (no store to watch, or one whose notifications the queue cannot match)
 	draining atomic.Bool
+	// polled: when drain last read the store's RV with deltas waiting for
+	// it; those it left were not in the store then (see drain)
+	polled time.Time
 
 	proofMu    sync.Mutex
 	proof      proof.Proof
@@ -271,7 +274,7 @@ func (in *informer) push(d proof.Delta) (queued bool) {
 	var buf [proof.QueueCap]proof.Applied
 	out := in.queue.PopAll(buf[:0])
 	in.queueMu.Unlock()
-	in.apply(out, d.At)
+	in.apply(out, d.At, nil)
 	return false
 }
 
