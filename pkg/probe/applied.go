@@ -150,6 +150,7 @@ func (in *informer) apply(ds []proof.Applied, now time.Time, polled func(i int) 
 			in.proof.Canary(sent, env)
 		}
 	}
+	var passed uint64 // the highest RV of another object the store reached
 	for i, d := range ds {
 		stored := now
 		if polled != nil {
@@ -174,6 +175,9 @@ func (in *informer) apply(ds []proof.Applied, now time.Time, polled func(i int) 
 			in.proof.ApplyEvent(d.RV, env)
 			o.lag, o.bounded, o.ok = proof.DeliveryLag(sp.core, d.RV, now, r.interval)
 			o.rv = d.RV
+			if !d.Canary {
+				passed = max(passed, d.RV)
+			}
 			if d.Canary && canary != nil {
 				if sent, ok := canary.delivered(in, d.RV, d.Stamp, now); ok {
 					in.proof.Canary(sent, env)
@@ -181,6 +185,9 @@ func (in *informer) apply(ds []proof.Applied, now time.Time, polled func(i int) 
 			}
 		case proof.Bookmark:
 			in.proof.ApplyBookmark(d.RV, d.At, env)
+			if !d.Canary {
+				passed = max(passed, d.RV)
+			}
 			if d.Canary && canary != nil { // a batch whose canary event came before its last bookmark
 				if sent, ok := canary.covered(in, d.RV, d.Stamp, now); ok {
 					in.proof.Canary(sent, env)
@@ -189,6 +196,11 @@ func (in *informer) apply(ds []proof.Applied, now time.Time, polled func(i int) 
 		}
 		obs[n] = o
 		n++
+	}
+	if canary != nil && passed != 0 {
+		if sent, ok := canary.passed(in, passed); ok {
+			in.proof.Canary(sent, env)
+		}
 	}
 	sp.mu.Unlock()
 	in.wireMu.Unlock()

@@ -58,12 +58,14 @@ type CanaryOptions struct {
 	OwnerReferences []metav1.OwnerReference
 }
 
+const defaultCanaryInterval = 10 * time.Second
+
 func (o *CanaryOptions) defaults() {
 	if o.GVR.Resource == "" {
 		o.GVR, o.Kind = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ConfigMap"
 	}
 	if o.Interval <= 0 {
-		o.Interval = 10 * time.Second
+		o.Interval = defaultCanaryInterval
 	}
 	if o.Deadline <= 0 {
 		o.Deadline = 60 * time.Second
@@ -78,6 +80,7 @@ func (o *CanaryOptions) defaults() {
 // resource may be behind a stuck cache.
 type canaryState struct {
 	namespace, name string
+	interval        time.Duration // between writes (0: the default)
 	clock           clock.PassiveClock
 	latency         prometheus.Observer
 	lost            prometheus.Counter
@@ -93,6 +96,7 @@ type canaryState struct {
 	reached       map[*informer]uint64 // the highest canary RV each informer's store holds
 	expired       uint64               // the highest RV of a write no informer delivered by the deadline
 	lastDelivered time.Time
+	lastSent      time.Time // when the latest write that answered was sent
 	// since: when the current history began for the canary (the latest
 	// loss was proven, by a head that went back or a write below). A
 	// canary event whose heartbeat is older carries a write sent before:
@@ -144,6 +148,7 @@ func (c *canaryState) wroteFrom(rv uint64, sent time.Time, held map[*informer]ui
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.lastSent = maxTime(c.lastSent, sent)
 	if rv < c.written || rv < c.seenRV && c.seenAt.Before(sent) {
 		c.forgetLocked(rv)
 		c.since = maxTime(c.since, sent)
@@ -294,6 +299,50 @@ func (c *canaryState) overdue(in *informer, now time.Time, age time.Duration) ui
 	return rv
 }
 
+// passed proves informer in fresh as of the latest canary write at or
+// below rv, which its store reached by another object's event or a
+// bookmark: a store at rv holds everything of its scope committed before
+// that write was sent, whether or not its scope holds the canary object
+// (one of another namespace, or a selector that leaves the canary out,
+// never delivers it). It records no delivery: only the canary object's
+// own event, or a list or batch that holds it, is one.
+func (c *canaryState) passed(in *informer, rv uint64) (sent time.Time, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ws := range [2][]canaryWrite{c.pending, c.recent} {
+		for _, w := range ws {
+			if w.coveredBy(in, rv) {
+				sent, ok = maxTime(sent, w.sent), true
+			}
+		}
+	}
+	if ok {
+		c.proveLocked(in, sent)
+	}
+	return sent, ok
+}
+
+// heads reports whether the canary's writes still read its resource's
+// head: one that answered was sent within headsAfterWrites intervals
+// before now (as the head probe's reads are unknown after three probe
+// intervals). A write answered is a head of its resource (the store that
+// reaches it was fresh when it was sent; one that lacks it is behind), so
+// while they answer, its stores' staleness is known without the head
+// probe.
+func (c *canaryState) heads(now time.Time) bool {
+	every := c.interval
+	if every <= 0 {
+		every = defaultCanaryInterval
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.lastSent.IsZero() && now.Sub(c.lastSent) <= headsAfterWrites*every
+}
+
+// headsAfterWrites: the canary's writes are the head of its resource while
+// one of the last this many intervals answered.
+const headsAfterWrites = 3
+
 // proof returns the latest canary write informer in delivered: its store
 // held everything committed before it.
 func (c *canaryState) proof(in *informer) time.Time {
@@ -380,7 +429,7 @@ func (m *Monitor) NewCanary(cfg *rest.Config, opts CanaryOptions) (*Canary, erro
 		return nil, fmt.Errorf("canary client: %w", err)
 	}
 	st := &canaryState{
-		namespace: opts.Namespace, name: opts.Name, clock: m.opts.Clock,
+		namespace: opts.Namespace, name: opts.Name, interval: opts.Interval, clock: m.opts.Clock,
 		latency: m.metrics.CanaryDeliveryLatency.WithLabelValues(res.name),
 		lost:    m.metrics.CanaryLost.WithLabelValues(res.name),
 	}

@@ -12,11 +12,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+
+	"github.com/rvsync-slo/rvsync-slo/pkg/catalog"
 )
 
 func newCanaryState() (*canaryState, prometheus.Histogram, prometheus.Counter) {
@@ -326,6 +329,71 @@ func TestACanaryWriteOutsideAnInformersScopeIsNotOverdue(t *testing.T) {
 			lagged := sn.LagKnown && sn.Lag > 0
 			if lagged != tc.lagged {
 				t.Errorf("RV lag %d (known %v) 62 s after a canary write above the store's latest bookmark; want lagged %v", sn.Lag, sn.LagKnown, tc.lagged)
+			}
+		})
+	}
+}
+
+// A canary's write answered is a head of its resource, whether or not the
+// head probe answers. The head probe's API server cut off etcd (its
+// requests fail; the canary's, on another server, land) and an informer's
+// watch on that server delivered nothing more: its store missed 15
+// minutes of writes, and with the head unknown its staleness went unknown,
+// so the staleness burn never paged (simulation page seed 3200580). While
+// the canary's writes answer, a store that reaches one (by its event, or
+// by a bookmark or another object's event above it, where its scope leaves
+// the canary out) is proven fresh as of the write, and one that reaches
+// none stays stale from its last proof; once they fail too, staleness is
+// unknown again.
+func TestTheCanarysWritesAreHeadsWhileTheHeadIsUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stuck  bool // the watch delivers nothing after 100 s
+		within float64
+	}{
+		{"a store behind the writes", true, 0},
+		{"a store whose bookmarks pass them", false, 30 + 10 + 4}, // bookmarks every 30 s, writes every 10 s
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, 1000)
+			c, _, _ := newCanaryState()
+			w.tr.canary.Store(c)
+			w.probe(0)
+			w.sync(0.1)
+			firstMissed, lastWrite := 0.0, 0.0
+			for s := 2.0; s <= 800; s += 2 {
+				w.probe(s)
+				if s == 100 {
+					w.probeErr = apierrors.NewServiceUnavailable("cut off etcd")
+				}
+				w.others(5)
+				if int(s)%10 == 2 && s < 600 { // the canary's writes, every 10 s, until 600 s
+					c.wrote(w.write(), sec(s))
+					lastWrite = s
+					if s > 100 && firstMissed == 0 {
+						firstMissed = s
+					}
+				}
+				if int(s)%30 == 0 && (s <= 100 || !tc.stuck) {
+					w.deliver(s+0.5, watch.Bookmark, w.rv) // the watch cache is current
+				}
+				sn := w.snap(s + 1)
+				switch {
+				case s < 100+15+probeEvery.Seconds():
+					continue // the head is known yet
+				case sn.State != catalog.StateHeadUnknown:
+					t.Fatalf("%.0fs, head probes failing since 100s: state %s; want %s", s, sn.State, catalog.StateHeadUnknown)
+				case s+1-lastWrite > 3*10: // three intervals without a write
+					if sn.StalenessKnown {
+						t.Fatalf("%.0fs, the canary's last write sent at %.0fs: staleness %.1fs known", s, lastWrite, sn.StalenessSeconds)
+					}
+				case !sn.StalenessKnown:
+					t.Fatalf("%.0fs: the canary's writes answer; staleness unknown", s)
+				case tc.stuck && sn.StalenessSeconds < s+1-firstMissed:
+					t.Fatalf("%.0fs: staleness %.1fs, below the %.0fs since the write the store lacks was sent", s, sn.StalenessSeconds, s+1-firstMissed)
+				case !tc.stuck && sn.StalenessSeconds > tc.within:
+					t.Fatalf("%.0fs: staleness %.1fs of a store that passes the writes; want at most %.0fs", s, sn.StalenessSeconds, tc.within)
+				}
 			}
 		})
 	}

@@ -432,24 +432,42 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 	if len(sp.core.Sources()) == 0 && sp.core.Reference() < 0 {
 		return v // no head probe: lag and staleness are not computed
 	}
+	canary := in.res.canary.Load()
+	headKnown := true
 	if age, ok := sp.core.HeadAge(now); !ok || age > sp.core.UnknownAfter() {
 		if v.state == catalog.StateOK {
 			v.state = catalog.StateHeadUnknown // not yet, or no longer, answered
 		}
-		return v
+		if !ok || canary == nil || !canary.heads(now) {
+			return v
+		}
+		// the head was read, and no longer answers: the canary's writes,
+		// while they answer, are heads of its resource (a store that
+		// reaches one was fresh when it was sent, one behind them stays
+		// stale), so a store cut off with the head's server still shows
+		// (no lag: that needs the space's head). Not before the head was
+		// read: a monitor whose Start never runs proves a quiet store only
+		// once per bookmark and canary interval, a sawtooth above the
+		// healthy bound
+		headKnown = false
 	}
-	if c := in.res.canary.Load(); c != nil && !pv.Ahead {
+	if canary != nil && !pv.Ahead {
 		// a write answered after this informer delivered it proves it fresh
 		// before the informer applies anything else
-		if sent := c.proof(in); sent.After(pv.Fresh) {
+		if sent := canary.proof(in); sent.After(pv.Fresh) {
 			pv.Fresh, pv.FreshKnown, pv.Blind = sent, true, false
 		}
 	}
-	if pv.Blind && v.state == catalog.StateOK {
+	if pv.Blind {
 		// a quiet store's freshness read is its head: unknown while it fails
-		v.state = catalog.StateHeadUnknown
+		if v.state == catalog.StateOK {
+			v.state = catalog.StateHeadUnknown
+		}
+		return v
 	}
-	v.lag, v.lagKnown = pv.Lag, pv.LagKnown
+	if headKnown {
+		v.lag, v.lagKnown = pv.Lag, pv.LagKnown
+	}
 	if in.wire.Bookmarkless() {
 		// nothing proves a quiet cache fresh between events: staleness
 		// would grow for as long as nobody writes, and burn the SLO

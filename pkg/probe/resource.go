@@ -194,7 +194,7 @@ func (r *resource) snapshot(now time.Time) (snapshot, bool) {
 	if s.State != catalog.StateOK {
 		// what limits the signals makes them unknown, not 0 or growing
 		s.LagKnown = false
-		if s.State != catalog.StateAheadOfHead {
+		if s.State != catalog.StateAheadOfHead && s.State != catalog.StateHeadUnknown {
 			s.StalenessKnown, s.ProofPeriodKnown = false, false
 		}
 	}
