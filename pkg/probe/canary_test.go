@@ -28,6 +28,15 @@ func newCanaryState() (*canaryState, prometheus.Histogram, prometheus.Counter) {
 	return &canaryState{namespace: "ns", name: "canary", latency: h, lost: c}, h, c
 }
 
+// canaryWorld is a world whose resource has a canary, its head read at 0.
+func canaryWorld(t *testing.T) (*world, *canaryState) {
+	w := newWorld(t, 1000)
+	c, _, _ := newCanaryState()
+	w.tr.canary.Store(c)
+	w.probe(0)
+	return w, c
+}
+
 func histogram(t testing.TB, h prometheus.Histogram) (uint64, float64) {
 	t.Helper()
 	var m dto.Metric
@@ -301,10 +310,7 @@ func TestACanaryWriteOutsideAnInformersScopeIsNotOverdue(t *testing.T) {
 		{"scope with the canary", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, 1000)
-			c, _, _ := newCanaryState()
-			w.tr.canary.Store(c)
-			w.probe(0)
+			w, c := canaryWorld(t)
 			w.at(0.1)
 			list := page(strconv.FormatUint(w.rv, 10), "")
 			if tc.holdsCanary {
@@ -355,10 +361,7 @@ func TestTheCanarysWritesAreHeadsWhileTheHeadIsUnknown(t *testing.T) {
 		{"a store whose bookmarks pass them", false, 30 + 10 + 4}, // bookmarks every 30 s, writes every 10 s
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, 1000)
-			c, _, _ := newCanaryState()
-			w.tr.canary.Store(c)
-			w.probe(0)
+			w, c := canaryWorld(t)
 			w.sync(0.1)
 			firstMissed, lastWrite := 0.0, 0.0
 			for s := 2.0; s <= 800; s += 2 {
