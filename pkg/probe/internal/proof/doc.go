@@ -56,6 +56,11 @@
 //     resource's watch silence with the bookmark period of the same
 //     informer, the most overdue; scoped, selected, typed and restarted
 //     informers are drawn by the simulation;
+//   - a store's staleness is judged by the head probe's reads: detected
+//     where it is not (the head probe's server cut off or refused while
+//     the canary's writes land elsewhere): package probe takes the
+//     canary's writes, once the head was read and while they answer, as
+//     heads of their resource (Proof.Canary), and reports no lag then;
 //   - the monitor's Start drains the stores: detected (a scrape drains
 //     them too); where nothing ever reads the head, the writes alone end
 //     a loss they proved (Space.Write).
