@@ -15,7 +15,8 @@ import (
 // a canary that is at most a canary interval, a write's round trip (four,
 // on a slow connection: the one in flight, then a patch of an object the
 // restore removed, its create, and the write after) and a probe, after
-// the API server is back if it was down, or the release if the canary's
+// the API server is back if it was down (every one, after a restore with
+// Reset), or the release if the canary's
 // connection was on an API server cut off etcd (its writes hang there; see
 // docs/failure-modes.md: etcd restored); without one, nothing tells until the API servers restart and
 // the informers relist.
@@ -52,8 +53,9 @@ func (c *Checker) blind(now, restored time.Time, etcd string) bool {
 		a := from.Sub(c.start)
 		for _, f := range c.h.Faults {
 			switch {
-			case f.Kind == Restart && f.Start <= a+window && a < f.End(),
-				// an API server down: the canary writes, and the probe
+			case (f.Kind == Restart || f.Kind == Restore && f.Reset) && f.Start <= a+window && a < f.End(),
+				// an API server down (a restore with Reset stops them
+				// all until its end): the canary writes, and the probe
 				// reads, once it is back
 				f.Kind == Cutoff && f.Start <= a+window && a < f.End() && c.cutOff(HostCanary, c.start.Add(f.End()), f.Dur):
 				// the canary's connection on an API server cut off etcd:

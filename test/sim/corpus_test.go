@@ -1159,6 +1159,15 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "stuck", Start: 181 * time.Second, Dur: 2 * time.Minute, Resource: "samples.metrics.example.io"}, {Kind: "restart", Start: 199 * time.Second, Dur: 5 * time.Second, Server: 1}, {Kind: "restore", Start: 211 * time.Second, Dur: 20 * time.Second, Back: 5000}},
 		},
 	},
+	{
+		caught: "make test-sim SIM_SEED=3400001 (the full run on e637001, 7 December; seed 3405369, shrunk), failing on the code before too: etcd restored 100 back with every API server stopped for the restore's 20 s (Reset), the canary's connection frozen 13 s after the restore began, a busy cluster writing past the lost revisions before the servers came back: staleness below the truth on configmaps and secrets, whose stores kept the lost history's objects. The checker's: blind chained a restart's downtime but not a restore's with Reset, so it expected a canary write to land before the freeze, while every server was down; a restore with Reset now moves the window to its end like a restart",
+		h: History{Seed: 3405369, Duration: 5 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 2, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, ServerMetrics: true, MoreCanaries: []string{"secrets"},
+				Resources: []Watched{{ResourceSpec: resWidgets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl", Embedded: true, SlowStore: 0}, {Host: "ctrl-ns", Embedded: true, SlowStore: 0, Namespace: "ns"}, {Host: "ctrl-rvsync", Embedded: true, SlowStore: 0, Namespace: "rvsync"}, {Host: "ctrl-shard-b", Embedded: true, SlowStore: 0, Selector: "shard=b"}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 704 * time.Second, RestartAfter: 883 * time.Second}, {Host: "ctrl-field", Embedded: true, SlowStore: 0, Field: "metadata.name=obj-0"}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}, {ResourceSpec: resSecrets.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-shard-b", Embedded: true, SlowStore: 0, Selector: "shard=b"}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 5 * time.Minute, Rate: 0.5, Keys: 20}, {Resource: "widgets.example.com", Start: 0, End: 5 * time.Minute, Rate: 5, Keys: 5}},
+			Faults: []Fault{{Kind: "restore", Start: 212 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}, {Kind: "slow-server", Start: 221 * time.Second, Dur: 45 * time.Second, Server: 1, Latency: 3 * time.Second}, {Kind: "freeze", Start: 225 * time.Second, Dur: 15 * time.Minute, Host: "canary"}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
