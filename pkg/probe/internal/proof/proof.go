@@ -82,6 +82,8 @@ type Proof struct {
 //
 //	any ─ApplyList─▶ listed (no loss under way)
 //	                ▶ listedInLoss (writes land below the reads)
+//	                ▶ mustList (writes land below the reads, and the list is
+//	                  at the RV the lost history's reads stand at: Space.ListedLost)
 //	listed, listedInLoss ─writes prove a restore the store did not list
 //	    since, landing below its list (sync), or its resource moves to
 //	    another space unlisted since a restore (Reset)─▶ mustList
@@ -334,8 +336,11 @@ func (p *Proof) ApplyList(rv uint64, began time.Time, consistent bool, env Env) 
 	// objects of that history, until a write lands above the reads (then
 	// the caches share etcd's history again, and so did the list)
 	p.list, p.lossEpoch = listedInLoss, env.Space.Epoch()
-	if !lost {
+	switch {
+	case !lost:
 		p.list, p.listEpoch = listed, env.Space.Epoch()
+	case env.Space.ListedLost(rv):
+		p.list = mustList // from a watch cache that kept the lost history
 	}
 	// the sawtooth's height is the API server's cadence, not the list's:
 	// its peaks survive a relist
