@@ -1187,6 +1187,15 @@ var corpus = []struct {
 		},
 		lie: "secrets", lieRule: "staleness below the truth",
 	},
+	{
+		caught: "make test-sim SIM_SEED=3400001 (the full run on e637001, 7 December; seed 3466401, shrunk), failing on the code before too: etcd restored 100 back under the running API server (HTTP/1.1 clients), which was restarted 96 s later: deployments' stores relisted during the loss at the lost history's frozen RV and were called fresh (250 s) while they lacked changes committed 261 s before. Fixed with seed 3408720 (Space.ListedLost)",
+		h: History{Seed: 3466401, Duration: 8 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, HTTP1: true, ServerMetrics: true,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 216 * time.Second, RestartAfter: 315 * time.Second}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}, {Host: "ctrl-field", Embedded: true, SlowStore: 0, Field: "metadata.name=rvsync-canary"}}}, {ResourceSpec: resMetrics.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}}}, {ResourceSpec: resDeploys.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 165 * time.Second, RestartAfter: 204 * time.Second}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 8 * time.Minute, Rate: 0.5, Keys: 1}, {Resource: "deployments.apps", Start: 0, End: 8 * time.Minute, Rate: 0.05, Keys: 20}, {Resource: "samples.metrics.example.io", Start: 0, End: 8 * time.Minute, Rate: 5, Keys: 5}},
+			Faults: []Fault{{Kind: "restore", Start: 190 * time.Second, Dur: 20 * time.Second, Back: 100}, {Kind: "restart", Start: 286 * time.Second, Dur: 2 * time.Minute}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {
