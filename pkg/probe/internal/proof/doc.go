@@ -25,6 +25,12 @@
 //   - in one history a write commits above everything observed before it
 //     was sent, so one that lands below a store's RV is of another history
 //     (Space.FirstWriteBelow, SameHistoryAt);
+//   - a list taken while writes land below the reads is of etcd's new
+//     history when no write after it lands below its RV: detected where it
+//     is not for a list at the RV the lost history's reads stand at (a
+//     watch cache frozen there answers at it, and follows on from it once
+//     etcd passes it: Space.ListedLost); open for a list from such a cache
+//     after the loss ended;
 //   - a consistent read on an informer's own connection reaches the API
 //     server of its watch (Env.OwnReads): detected, HTTP/1.1 pools read
 //     elsewhere, and their informers learn their proof period instead;
