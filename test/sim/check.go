@@ -246,10 +246,10 @@ type resourceAt struct {
 	// (CachesLost, LostHistory), or unlisted.
 	restored              time.Duration
 	unlisted, lostHistory bool
-	// mixed: mixedHistories; listedInLoss, listedTainted: listedInLoss;
-	// lostLately: a watch cache of it served a lost history in the last
-	// 3 minutes.
-	mixed, listedInLoss, listedTainted, lostLately bool
+	// mixed: mixedHistories; listedInLoss, listedTainted, listedResumed:
+	// listedInLoss; lostLately: a watch cache of it served a lost history
+	// in the last 3 minutes.
+	mixed, listedInLoss, listedTainted, listedResumed, lostLately bool
 }
 
 // observe folds r's truth at s over its informers and brings the
@@ -303,7 +303,7 @@ func (c *Checker) observe(s Scrape, r Watched) *resourceAt {
 	}
 	v.mixed = c.mixedHistories(name, truth, s.At)
 	c.noteLists(name, truth, s)
-	v.listedInLoss, v.listedTainted = c.listedInLoss(name, truth)
+	v.listedInLoss, v.listedTainted, v.listedResumed = c.listedInLoss(name, truth)
 	if !v.allLive {
 		v.liveFor = 0
 	}
@@ -355,12 +355,16 @@ func (c *Checker) noteLists(res string, truth ResourceTruth, s Scrape) {
 // lie. tainted: while some watch cache held objects of a lost history,
 // though it followed etcd again; a list from one holds them, and nothing
 // tells the monitor (its RVs are etcd's) until it lists from another.
-func (c *Checker) listedInLoss(res string, truth ResourceTruth) (inLoss, tainted bool) {
+// resumed: one listed while watch caches held objects of a lost history
+// and none served it any more: every cache had followed etcd on past its
+// frozen RV, so no write after the list can land below the list's RV.
+func (c *Checker) listedInLoss(res string, truth ResourceTruth) (inLoss, tainted, resumed bool) {
 	for _, it := range truth.Informers {
 		l := c.lists[res+"/"+it.Host]
 		inLoss, tainted = inLoss || l.inLoss, tainted || l.tainted
+		resumed = resumed || l.tainted && !l.inLoss
 	}
-	return inLoss, tainted
+	return inLoss, tainted, resumed
 }
 
 type listSeen struct {

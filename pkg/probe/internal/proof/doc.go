@@ -29,8 +29,9 @@
 //     history when no write after it lands below its RV: detected where it
 //     is not for a list at the RV the lost history's reads stand at (a
 //     watch cache frozen there answers at it, and follows on from it once
-//     etcd passes it: Space.ListedLost); open for a list from such a cache
-//     after the loss ended;
+//     etcd passes it: Space.ListedLost); a list from such a cache after
+//     the loss ended is a stated limit (nothing tells it from a restarted
+//     server's);
 //   - a consistent read on an informer's own connection reaches the API
 //     server of its watch (Env.OwnReads): detected, HTTP/1.1 pools read
 //     elsewhere, and their informers learn their proof period instead;
