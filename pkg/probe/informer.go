@@ -459,11 +459,17 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 		}
 	}
 	if pv.Blind {
-		// a quiet store's freshness read is its head: unknown while it fails
+		// a quiet store's freshness read is its head: unknown while it
+		// fails, unless the store lacks a change answered or delivered
+		// elsewhere over overdueAfter ago (env.Overdue): then it is stale
+		// whatever its reads say, and its last proof bounds that
 		if v.state == catalog.StateOK {
 			v.state = catalog.StateHeadUnknown
 		}
-		return v
+		if env.Overdue == 0 {
+			return v
+		}
+		pv.FreshKnown = !pv.Fresh.IsZero()
 	}
 	if headKnown {
 		v.lag, v.lagKnown = pv.Lag, pv.LagKnown

@@ -1005,6 +1005,59 @@ func TestAQuietStoreWhoseReadsFailIsOfUnknownStaleness(t *testing.T) {
 	})
 }
 
+// A quiet store whose freshness reads fail is of unknown staleness, unless
+// it provably lacks a change: the canary's write answered through another
+// API server a minute ago and more, which its watch, on the server cut off
+// etcd, never delivers. It is stale whatever its reads say, and its last
+// proof bounds that from above (simulation page seed 3600078: three API
+// servers, the exporter's informers on one cut off etcd 15 min, configmaps
+// stale 14.5 min with a canary writing through another, no page).
+func TestAQuietStoreBehindTheCanaryIsStaleWhileItsReadsFail(t *testing.T) {
+	w, c := canaryWorld(t)
+	cacheRV, failing := w.rv, false
+	w.mon.freshenWith(w.is, func(context.Context) (string, error) {
+		if failing {
+			return "", context.DeadlineExceeded
+		}
+		cacheRV = w.rv
+		return strconv.FormatUint(w.rv, 10), nil
+	}, true)
+	w.at(0.1)
+	list := page(strconv.FormatUint(w.rv, 10), "")
+	list.Items = []metav1.PartialObjectMetadata{{ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: c.name, ResourceVersion: "999"}}}
+	w.inner.pages = []runtime.Object{list}
+	if _, err := w.lw.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.openWatch()
+	firstMissed := 0
+	for s := 1; s <= 900; s++ {
+		w.others(10) // a busy cluster
+		failing = s >= 300
+		if s%5 == 0 {
+			w.probe(float64(s))
+		}
+		w.freshen(float64(s))
+		if s%10 == 2 && s >= 300 {
+			c.wrote(w.write(), sec(float64(s))) // lands elsewhere; never delivered here
+			if firstMissed == 0 {
+				firstMissed = s
+			}
+		}
+		if s%60 == 0 {
+			w.deliver(float64(s), watch.Bookmark, cacheRV) // the cut-off cache's bookmark
+		}
+		sn := w.snap(float64(s) + 0.5)
+		if firstMissed == 0 || float64(s)+0.5-float64(firstMissed) <= overdueAfter.Seconds()+1 {
+			continue
+		}
+		truth := float64(s) + 0.5 - float64(firstMissed)
+		if !sn.StalenessKnown || sn.StalenessSeconds < truth {
+			t.Fatalf("%ds, reads failing since 300s, the store behind a canary write answered %.0fs ago: staleness %.0fs (known %v), state %s; want at least %.0fs", s, truth, sn.StalenessSeconds, sn.StalenessKnown, sn.State, truth)
+		}
+	}
+}
+
 // readsFailing is when a quiet resource's freshness reads fail, and when
 // its staleness must be known again (seconds).
 type readsFailing struct{ from, until, recovered, end int }

@@ -514,6 +514,26 @@ var pageCorpus = []struct {
 			Faults: []Fault{{Kind: "freeze", Start: 2061 * time.Second, Dur: 15 * time.Minute, Host: "informers", Reset: true}, {Kind: "refuse", Start: 3425 * time.Second, Dur: 2 * time.Minute, Host: "informers", Code: 429}, {Kind: "cutoff", Start: 5876 * time.Second, Dur: 15 * time.Minute}},
 		},
 	},
+	{
+		// random page histories 3600001-3600150 (7 December, on 1917610),
+		// failing on 1ef2b2e too: three API servers, a canary of
+		// configmaps, the exporter's informers on the server cut off etcd
+		// 15 min. Their freshness reads failed, so configmaps and
+		// deployments (quiet) went head_unknown, staleness unknown, while
+		// their stores missed the canary's writes (landing through
+		// another server) and changes the operators' informers on the
+		// live servers delivered: stale 14.5 min, no page. A store that
+		// lacks a change answered or delivered elsewhere over a minute
+		// ago is stale whatever its reads say:
+		// TestAQuietStoreBehindTheCanaryIsStaleWhileItsReadsFail
+		name: "the informers' server cut off etcd, their reads failing: stores behind the canary and their siblings page (seed 3600078)",
+		h: History{Seed: 3600078, Duration: 159 * time.Minute, Background: 10,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 600000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, ServerMetrics: true,
+				Resources: []Watched{{ResourceSpec: resDeploys.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}, {Host: "ctrl-field", Embedded: true, SlowStore: 0, Field: "metadata.name=obj-0"}}}, resMetrics, {ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-typed", Embedded: true, SlowStore: 0, Typed: true}, {Host: "ctrl-meta", Embedded: true, SlowStore: 0}}}}},
+			Loads:  []Load{{Resource: "configmaps", Start: 0, End: 159 * time.Minute, Rate: 0.05, Keys: 5}, {Resource: "deployments.apps", Start: 0, End: 159 * time.Minute, Rate: 0.05, Keys: 20}},
+			Faults: []Fault{{Kind: "cutoff", Start: 1191 * time.Second, Dur: 15 * time.Minute}, {Kind: "hang", Start: 7106 * time.Second, Dur: 10 * time.Second, Host: "informers"}},
+		},
+	},
 }
 
 func TestPageCorpus(t *testing.T) {
