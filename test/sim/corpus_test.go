@@ -1195,6 +1195,15 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 190 * time.Second, Dur: 20 * time.Second, Back: 100}, {Kind: "restart", Start: 286 * time.Second, Dur: 2 * time.Minute}},
 		},
 	},
+	{
+		caught: "random histories 3700001-3709017 (7 December, on 71e4e02; seeds 3703713 and 3708760), a lie of ed883d9's first form: etcd restored 5,000 back with the API servers restarted, a busy cluster (1,000 writes/s), the informers' connection frozen and reset: stores relisted during the loss at the RV the head probe last read, of the new history (the servers restarted), were taken for lists of a frozen cache and stayed ahead of the head for good, staleness 290 s above a truth of 0. Only the head the reads stood at when a write proved the loss marks a list of the lost history (Space.ListedLost; TestAListAtANewHistorysReadDuringALossCounts)",
+		h: History{Seed: 3703713, Duration: 8 * time.Minute, Background: 1000,
+			Setup: Setup{Servers: 0, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 0}}, DispatchLag: 1 * time.Second, ServerMetrics: true,
+				Resources: []Watched{{ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-shard-a", Embedded: true, SlowStore: 0, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, SlowStore: 0, Selector: "shard=b"}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 357 * time.Second, RestartAfter: 498 * time.Second}}}}},
+			Loads:  []Load{},
+			Faults: []Fault{{Kind: "slow-server", Start: 192 * time.Second, Dur: 2 * time.Minute, Latency: 3 * time.Second}, {Kind: "cutoff", Start: 192 * time.Second, Dur: 2 * time.Minute}, {Kind: "restore", Start: 200 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 5000}, {Kind: "freeze", Start: 220 * time.Second, Dur: 45 * time.Second, Host: "informers", Reset: true}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

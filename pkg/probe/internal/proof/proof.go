@@ -83,7 +83,7 @@ type Proof struct {
 //	any ─ApplyList─▶ listed (no loss under way)
 //	                ▶ listedInLoss (writes land below the reads)
 //	                ▶ mustList (writes land below the reads, and the list is
-//	                  at the RV the lost history's reads stand at: Space.ListedLost)
+//	                  at the head the lost history's reads stood at: Space.ListedLost)
 //	listed, listedInLoss ─writes prove a restore the store did not list
 //	    since, landing below its list (sync), or its resource moves to
 //	    another space unlisted since a restore (Reset)─▶ mustList
