@@ -1014,14 +1014,7 @@ func TestAQuietStoreWhoseReadsFailIsOfUnknownStaleness(t *testing.T) {
 // stale 14.5 min with a canary writing through another, no page).
 func TestAQuietStoreBehindTheCanaryIsStaleWhileItsReadsFail(t *testing.T) {
 	w, c := canaryWorld(t)
-	cacheRV, failing := w.rv, false
-	w.mon.freshenWith(w.is, func(context.Context) (string, error) {
-		if failing {
-			return "", context.DeadlineExceeded
-		}
-		cacheRV = w.rv
-		return strconv.FormatUint(w.rv, 10), nil
-	}, true)
+	failing, cacheRV := failableReads(w)
 	w.at(0.1)
 	list := page(strconv.FormatUint(w.rv, 10), "")
 	list.Items = []metav1.PartialObjectMetadata{{ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: c.name, ResourceVersion: "999"}}}
@@ -1033,7 +1026,7 @@ func TestAQuietStoreBehindTheCanaryIsStaleWhileItsReadsFail(t *testing.T) {
 	firstMissed := 0
 	for s := 1; s <= 900; s++ {
 		w.others(10) // a busy cluster
-		failing = s >= 300
+		*failing = s >= 300
 		if s%5 == 0 {
 			w.probe(float64(s))
 		}
@@ -1045,7 +1038,7 @@ func TestAQuietStoreBehindTheCanaryIsStaleWhileItsReadsFail(t *testing.T) {
 			}
 		}
 		if s%60 == 0 {
-			w.deliver(float64(s), watch.Bookmark, cacheRV) // the cut-off cache's bookmark
+			w.deliver(float64(s), watch.Bookmark, *cacheRV) // the cut-off cache's bookmark
 		}
 		sn := w.snap(float64(s) + 0.5)
 		if firstMissed == 0 || float64(s)+0.5-float64(firstMissed) <= overdueAfter.Seconds()+1 {
@@ -1056,6 +1049,21 @@ func TestAQuietStoreBehindTheCanaryIsStaleWhileItsReadsFail(t *testing.T) {
 			t.Fatalf("%ds, reads failing since 300s, the store behind a canary write answered %.0fs ago: staleness %.0fs (known %v), state %s; want at least %.0fs", s, truth, sn.StalenessSeconds, sn.StalenessKnown, sn.State, truth)
 		}
 	}
+}
+
+// failableReads gives w's informer freshness reads on its own connection
+// that fail while *failing and, when they answer, move its watch cache to
+// the head: *cacheRV, what its next bookmark carries.
+func failableReads(w *world) (failing *bool, cacheRV *uint64) {
+	fail, rv := false, w.rv
+	w.mon.freshenWith(w.is, func(context.Context) (string, error) {
+		if fail {
+			return "", context.DeadlineExceeded
+		}
+		rv = w.rv
+		return strconv.FormatUint(w.rv, 10), nil
+	}, true)
+	return &fail, &rv
 }
 
 // readsFailing is when a quiet resource's freshness reads fail, and when
@@ -1073,25 +1081,17 @@ type readsFailing struct{ from, until, recovered, end int }
 func readsFail(w *world, f readsFailing, step func(s int, cacheRV uint64)) {
 	t := w.t
 	t.Helper()
-	cacheRV := w.rv
-	failing := false
-	w.mon.freshenWith(w.is, func(context.Context) (string, error) {
-		if failing {
-			return "", context.DeadlineExceeded
-		}
-		cacheRV = w.rv
-		return strconv.FormatUint(w.rv, 10), nil
-	}, true)
+	failing, cacheRV := failableReads(w)
 	w.probe(0)
 	w.sync(0)
 	for s := 1; s <= f.end; s++ {
 		w.others(10) // a busy cluster; this resource is idle
-		failing = s >= f.from && s < f.until
+		*failing = s >= f.from && s < f.until
 		if s%5 == 0 {
 			w.probe(float64(s))
 		}
 		w.freshen(float64(s))
-		step(s, cacheRV)
+		step(s, *cacheRV)
 		sn := w.snap(float64(s) + 0.5)
 		switch {
 		case s >= f.from+120 && s < f.until:
