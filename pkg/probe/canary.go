@@ -80,7 +80,7 @@ func (o *CanaryOptions) defaults() {
 // resource may be behind a stuck cache.
 type canaryState struct {
 	namespace, name string
-	interval        time.Duration // between writes (0: the default)
+	interval        time.Duration // between writes
 	clock           clock.PassiveClock
 	latency         prometheus.Observer
 	lost            prometheus.Counter
@@ -330,13 +330,9 @@ func (c *canaryState) passed(in *informer, rv uint64) (sent time.Time, ok bool) 
 // while they answer, its stores' staleness is known without the head
 // probe.
 func (c *canaryState) heads(now time.Time) bool {
-	every := c.interval
-	if every <= 0 {
-		every = defaultCanaryInterval
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.lastSent.IsZero() && now.Sub(c.lastSent) <= headsAfterWrites*every
+	return !c.lastSent.IsZero() && now.Sub(c.lastSent) <= headsAfterWrites*c.interval
 }
 
 // headsAfterWrites: the canary's writes are the head of its resource while

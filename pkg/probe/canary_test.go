@@ -25,7 +25,7 @@ import (
 func newCanaryState() (*canaryState, prometheus.Histogram, prometheus.Counter) {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h", Buckets: []float64{1, 2, 5, 10}})
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "c"})
-	return &canaryState{namespace: "ns", name: "canary", latency: h, lost: c}, h, c
+	return &canaryState{namespace: "ns", name: "canary", interval: defaultCanaryInterval, latency: h, lost: c}, h, c
 }
 
 // canaryWorld is a world whose resource has a canary, its head read at 0.
