@@ -619,11 +619,16 @@ func (s *Space) foreign(v Verdict, id int32) Verdict {
 // history's head, may not have lived: its reads may all be of caches of
 // the lost history, so falling again is the same loss (simulation seed
 // 2751095: caches frozen at 21,400 and 21,900, etcd's new history at
-// 21,700, no canary; the one restore counted three times). A second
-// restore before etcd's new history outgrows the lost one is told only by
-// a write (the canary's) landing below its reads.
+// 21,700, no canary; the one restore counted three times). Only the
+// reference's heads show the new history outgrew the lost one: another
+// source's, provisional, may be of a cache frozen in the lost history
+// later than the reads last saw it (simulation seed 3766864: the head
+// probe's last read 23,700, the configmaps' cache frozen at 23,900; the
+// one restore counted twice). A second restore before etcd's new history
+// outgrows the lost one is told only by a write (the canary's) landing
+// below its reads.
 func (s *Space) readsFell(rv uint64, sent time.Time) {
-	if head, _, ok := s.Timeline.Latest(); s.readsWentBack && !s.movedSince(s.epochAt, s.fellTo) && (!ok || head <= max(s.fellTo, s.ended.head)) {
+	if head, _, ok := s.Timeline.LatestConfirmed(); s.readsWentBack && !s.movedSince(s.epochAt, s.fellTo) && (!ok || head <= max(s.fellTo, s.ended.head)) {
 		s.forgetReads()
 		s.known, s.fellTo = true, rv
 		return

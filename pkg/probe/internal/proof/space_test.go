@@ -420,6 +420,47 @@ func TestReadsBetweenFrozenCachesOfALostHistoryCountOneLoss(t *testing.T) {
 	}
 }
 
+// After a restore another source's cache, frozen in the lost history
+// later than the head probe last read it, answers above the reads that
+// fell: a provisional head, which shows nothing of the new history (no
+// write, no probe of the reference's saw it). When the reference then
+// falls to etcd's restored history it is the same loss (simulation seed
+// 3766864: no canary, the deployments' cache stuck at 22,900, the
+// configmaps' frozen at 23,900, the head probe's last read 23,700, etcd
+// restored 5,000 back; the one restore counted twice).
+func TestAnotherSourcesFrozenCacheAboveTheFallIsTheSameLoss(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0)
+	sp.AddSource(1)
+	for i := 1; i <= 10; i++ {
+		sp.Sample(0, uint64(18700+500*i), true, sec(float64(5*i)), sec(float64(5*i)), true)
+		sp.Sample(1, uint64(18700+500*i), true, sec(float64(5*i)+1), sec(float64(5*i)+1), false)
+	}
+	var n losses
+	// etcd restored at 52 s to 18,700; the probe's server's cache of
+	// source 0, stuck at 22,900, answers its consistent read
+	n.sample(sp.Sample(0, 22900, true, sec(53), sec(53), true))
+	// source 1's cache, frozen at 23,900 of the lost history
+	n.sample(sp.Sample(1, 23900, true, sec(54), sec(54), false))
+	n.sample(sp.Sample(1, 23900, true, sec(55), sec(55), false))
+	// the server restarted: etcd's restored history, growing 100 a second
+	etcd := func(at float64) uint64 { return uint64(18700 + 100*(at-52)) }
+	for at := 90.0; at <= 100; at += 5 {
+		n.sample(sp.Sample(0, etcd(at), true, sec(at), sec(at), true))
+	}
+	if n != 1 {
+		t.Errorf("%d losses counted for one restore, another source's frozen cache answering above the fall, want 1", n)
+	}
+	// etcd's history outgrows the lost one, then a second restore
+	for at := 105.0; at <= 180; at += 5 {
+		sp.Sample(0, etcd(at), true, sec(at), sec(at), true)
+	}
+	n.sample(sp.Sample(0, 20000, true, sec(185), sec(185), true))
+	if n != 2 {
+		t.Errorf("%d losses counted after a second restore of the history that outgrew the lost one, want 2", n)
+	}
+}
+
 // After a restore the reads may go back to a watch cache frozen in the
 // lost history, and the canary's writes, of etcd's restored history, then
 // land below what those reads say: the same loss, counted once. A write
