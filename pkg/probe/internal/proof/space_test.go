@@ -410,14 +410,7 @@ func TestReadsBetweenFrozenCachesOfALostHistoryCountOneLoss(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d losses counted for one restore read through caches frozen at two revisions of the lost history, want 1", n)
 	}
-	// etcd's history outgrows the lost one, then a second restore
-	for at := 95.0; at <= 150; at += 5 {
-		sp.Sample(0, etcd(at), true, sec(at), sec(at), true)
-	}
-	n.sample(sp.Sample(0, 20000, true, sec(155), sec(155), true))
-	if n != 2 {
-		t.Errorf("%d losses counted after a second restore of the history that outgrew the lost one, want 2", n)
-	}
+	secondRestoreCounts(t, sp, &n, etcd, 95, 150)
 }
 
 // After a restore another source's cache, frozen in the lost history
@@ -451,13 +444,20 @@ func TestAnotherSourcesFrozenCacheAboveTheFallIsTheSameLoss(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d losses counted for one restore, another source's frozen cache answering above the fall, want 1", n)
 	}
-	// etcd's history outgrows the lost one, then a second restore
-	for at := 105.0; at <= 180; at += 5 {
+	secondRestoreCounts(t, sp, &n, etcd, 105, 180)
+}
+
+// secondRestoreCounts has the reference (source 0) read etcd's history
+// from from to to seconds, each 5 s, outgrowing the lost one, then fall to
+// 20,000 (a second restore): n, one loss counted so far, must count it.
+func secondRestoreCounts(t *testing.T, sp *Space, n *losses, etcd func(at float64) uint64, from, to float64) {
+	t.Helper()
+	for at := from; at <= to; at += 5 {
 		sp.Sample(0, etcd(at), true, sec(at), sec(at), true)
 	}
-	n.sample(sp.Sample(0, 20000, true, sec(185), sec(185), true))
-	if n != 2 {
-		t.Errorf("%d losses counted after a second restore of the history that outgrew the lost one, want 2", n)
+	n.sample(sp.Sample(0, 20000, true, sec(to+5), sec(to+5), true))
+	if *n != 2 {
+		t.Errorf("%d losses counted after a second restore of the history that outgrew the lost one, want 2", *n)
 	}
 }
 
