@@ -805,6 +805,42 @@ func TestAQuietSawtoothWithoutReadsIsHealthy(t *testing.T) {
 	}
 }
 
+// Resources of two etcds in one space, the reference's listed first:
+// other sources' first samples, lower, landed in the timeline before the
+// reference answered, and after an informer's list of the reference's
+// resource. The reference, answering at that list's RV after them, shows
+// them of another etcd (they are named foreign soon after), and they
+// contradict nothing: the store stayed ahead_of_head for good (simulation
+// seed 4057703: events on an etcd of their own, at 10,000,000, the main
+// etcd's resources at 1,000 listed in the same instant, the reads off,
+// nothing written to events).
+func TestOthersSamplesTheReferenceAnsweredAboveContradictNothing(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	for id := int32(0); id < 3; id++ {
+		sp.AddSource(id)
+	}
+	w, p := &Watch{}, &Proof{}
+	env := func(at time.Time) Env { return Env{Now: at, Space: sp, Watch: w, ProbeInterval: 5 * time.Second} }
+	w.SetReads(false)
+	w.ListStarted(sec(0), true)
+	applyListEnd(p, w, 10_000_000, env(sec(1)))
+	w.WatchOpened(sec(1), time.Time{}, 0)
+	// the other resources' lists, sent after the store's answered
+	sp.Sample(1, 1000, true, sec(1.5), sec(1.5), false)
+	sp.Sample(2, 1000, true, sec(1.5), sec(1.5), false)
+	for s := 5; s <= 600; s += 5 {
+		at := sec(float64(s))
+		sp.Sample(0, 10_000_000, true, at, at, true)
+		if s <= 30 {
+			sp.Sample(1, uint64(1000+10*s), true, at, at, false)
+			sp.Sample(2, uint64(1000+10*s), true, at, at, false)
+		}
+		if v := p.Snapshot(env(at)); v.Ahead {
+			t.Fatalf("at %ds: the store at the reference's head is ahead of it (%+v); sources %v", s, v, sp.Sources())
+		}
+	}
+}
+
 // A list completed after etcd was restored but before anything showed it
 // may be of the new history (the API servers restarted and the informer
 // relisted before a probe saw the head go back), or of a watch cache that

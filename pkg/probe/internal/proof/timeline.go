@@ -173,17 +173,25 @@ func (tl *Timeline) CommitBound(rv uint64) (bound, after time.Time, ok bool) {
 // Below returns how many samples requested after after saw a head below
 // rv. One etcd's revision never decreases, so a cache at rv (seen before
 // after) is of another history than these samples' when there are any.
+// Other sources' samples (provisional) that the reference answered at or
+// above rv after do not count: its consistent read of the space's etcd
+// shows them of another etcd, or of a cache behind it, not rv of another
+// history (simulation seed 4057703: the main etcd's resources, listed in
+// the instant after a store of events on an etcd of their own, held it
+// ahead of the head for good).
 func (tl *Timeline) Below(rv uint64, after time.Time) int {
 	a := after.Sub(tl.base)
 	n := 0
+	answeredAbove := false // by the reference, after the runs still to walk
 	for i := tl.n - 1; i >= 0; i-- {
 		s := tl.at(i)
 		if s.lastSent <= a {
 			break
 		}
-		if s.rv < rv {
+		if s.rv < rv && !(s.provisional && answeredAbove) {
 			n += s.samples
 		}
+		answeredAbove = answeredAbove || !s.provisional && s.rv >= rv
 	}
 	return n
 }
