@@ -292,8 +292,12 @@ func (c *Checker) observe(s Scrape, r Watched) *resourceAt {
 		v.waiting = v.waiting || it.Waiting
 		v.lostHistory = v.lostHistory || it.LostHistory
 		// a store that has not listed since a restore may hold objects
-		// of the lost history: nothing proves it fresh until it lists
-		v.unlisted = v.unlisted || (v.restored >= 0 && it.ListedAt.Before(c.start.Add(v.restored)))
+		// of the lost history: nothing proves it fresh until it lists. A
+		// list whose snapshot was taken before the restore is of the old
+		// history, however late it completed: no client can tell whether
+		// its RV is below the revision etcd went back to (seed 4077866: a
+		// list begun 8 s before the restore, completed 0.4 s after it)
+		v.unlisted = v.unlisted || (v.restored >= 0 && it.ListTaken.Before(c.start.Add(v.restored)))
 	}
 	v.lostHistory = v.lostHistory || v.unlisted
 	if _, ok := c.bookmarksAt[name]; !v.allBookmarks {
@@ -331,9 +335,13 @@ func (c *Checker) observe(s Scrape, r Watched) *resourceAt {
 }
 
 // noteLists records, for each informer of res that listed since the last
-// scrape, what the watch caches were when it did (as of this scrape: the
-// list came after the previous one): serving a history etcd lost, or
-// holding objects of one.
+// scrape, what the watch caches were when it did: serving a history etcd
+// lost, or holding objects of one, when the list completed (its etcd's)
+// or as of this scrape (any etcd's; the list came after the previous
+// one). On a busy cluster etcd's new history passes the lost caches within
+// seconds, so a list from one looks clean at the next scrape (seed
+// 4077866: 1,000 writes a second, a list 0.4 s after a restore, from a
+// cache ahead of etcd then, behind it 5 s later).
 func (c *Checker) noteLists(res string, truth ResourceTruth, s Scrape) {
 	lost, tainted := false, false
 	for _, rt := range s.Truth {
@@ -343,7 +351,7 @@ func (c *Checker) noteLists(res string, truth ResourceTruth, s Scrape) {
 	for _, it := range truth.Informers {
 		key := res + "/" + it.Host
 		if last, ok := c.lists[key]; !ok || !it.ListedAt.Equal(last.at) {
-			c.lists[key] = listSeen{at: it.ListedAt, inLoss: lost, tainted: tainted}
+			c.lists[key] = listSeen{at: it.ListedAt, inLoss: lost || it.ListInLoss, tainted: tainted || it.ListTainted}
 		}
 	}
 }

@@ -23,24 +23,16 @@ import (
 //
 // A restore is unknowable for good when no canary write can land below what
 // was read: the canary's resource is not served then, or the cluster writes
-// past the lost revisions faster than the canary writes (a restore of a few
-// seconds of a busy cluster's history). docs/simulation.md: cache staleness,
-// restoreUnseen's parenthesis.
+// past the lost revisions before the canary's first write after the
+// restore can land (a restore of a few seconds of a busy cluster's
+// history, or one the canary could not write through: its API server down
+// or cut off etcd until etcd's new history had passed the lost one; seed
+// 4072629). docs/simulation.md: cache staleness, restoreUnseen's
+// parenthesis.
 func (c *Checker) blind(now, restored time.Time, etcd string) bool {
 	canaries := c.h.Setup.canariesOn(etcd)
 	if len(canaries) == 0 {
 		return true // no canary writes to the restored etcd
-	}
-	at := restored.Sub(c.start)
-	rate := c.h.Background
-	for _, l := range c.h.Loads {
-		rate += l.Rate
-	}
-	for _, f := range c.h.Faults {
-		if f.Kind == Restore && (f.Start == at.Round(time.Second) || f.Start <= at && at < f.Start+time.Second) &&
-			rate > 0 && time.Duration(float64(f.Back)/rate*float64(time.Second)) < c.h.Setup.CanaryInterval+5*time.Second {
-			return true // the cluster overwrites the lost revisions before a canary write lands
-		}
 	}
 	window := c.h.Setup.CanaryInterval + 2*c.h.Setup.ProbeInterval + 5*time.Second
 	var slow time.Duration
@@ -77,7 +69,28 @@ func (c *Checker) blind(now, restored time.Time, etcd string) bool {
 			}
 		}
 	}
+	if c.overwritten(restored, from.Sub(restored)+c.h.Setup.CanaryInterval+5*time.Second) {
+		return true // the cluster overwrites the lost revisions before a canary write lands
+	}
 	return now.Sub(from) <= window+4*slow
+}
+
+// overwritten reports whether the restore at restored is one whose lost
+// revisions the cluster's writes pass within d: a write landing later
+// lands above everything the lost history held.
+func (c *Checker) overwritten(restored time.Time, d time.Duration) bool {
+	at := restored.Sub(c.start)
+	rate := c.h.Background
+	for _, l := range c.h.Loads {
+		rate += l.Rate
+	}
+	for _, f := range c.h.Faults {
+		if f.Kind == Restore && (f.Start == at.Round(time.Second) || f.Start <= at && at < f.Start+time.Second) &&
+			rate > 0 && time.Duration(float64(f.Back)/rate*float64(time.Second)) < d {
+			return true
+		}
+	}
+	return false
 }
 
 // restoreBlind reports whether the latest restore of v's etcd is still

@@ -230,7 +230,7 @@ func badTimes(scrapes []Scrape, res string, h History) badSpans {
 			// a store that has not listed since its etcd was restored may
 			// hold objects of the lost history: nothing proves otherwise
 			// until it lists (docs/how-it-measures.md, RV regressions)
-			lost = lost || in.LostHistory || in.Reverted || h.restoredSince(res, in.ListedAt, start, t)
+			lost = lost || in.LostHistory || in.Reverted || h.restoredSince(res, in.ListTaken, start, t)
 			// a watch cache that stopped following etcd misses whatever is
 			// written next: a page on it is justified, written to or not
 			stuck = stuck || rt.Exists && in.Stuck

@@ -307,8 +307,11 @@ type InformerTruth struct {
 	// Last is when it last consumed anything; RV, the revision of it.
 	Last time.Time
 	RV   uint64
-	// ListedAt is when it last completed a list.
-	ListedAt time.Time
+	// ListedAt is when it last completed a list; ListTaken, when that
+	// list's snapshot was taken; ListInLoss and ListTainted, what the
+	// watch caches of its etcd were when it completed (model.View).
+	ListedAt, ListTaken     time.Time
+	ListInLoss, ListTainted bool
 	// Pending counts the watch events it consumed that its store has not
 	// applied yet (its handlers not yet told), and AppliedRV is the
 	// revision of the last one applied: the truth of its queue, for an
@@ -713,10 +716,10 @@ func (w *World) scrape() {
 				if in.Embedded {
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), in.scope(), stores[r.Name()][i]), s.At)
 					if v := tx.View(in.Host, r.Name()); v != nil {
-						it.Last, it.RV, it.ListedAt = v.Last, v.RV, v.ListedAt
+						it.Last, it.RV, it.ListedAt, it.ListTaken, it.ListInLoss, it.ListTainted = v.Last, v.RV, v.ListedAt, v.ListTaken, v.ListInLoss, v.ListTainted
 					}
 				} else if v := tx.View(in.Host, r.Name()); v != nil {
-					it.ListedAt = v.ListedAt
+					it.ListedAt, it.ListTaken, it.ListInLoss, it.ListTainted = v.ListedAt, v.ListTaken, v.ListInLoss, v.ListTainted
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(v, s.At)
 					it.Last, it.RV = v.Last, v.RV
 				} else {

@@ -409,7 +409,7 @@ func (wt *watcher) bookmark(t time.Time, initial map[string]*Write) {
 	wt.pos = max(wt.pos, rv)
 	e := bookmarkEffect(wt.conn.host, wt.wc.res.Name, rv)
 	if initial != nil {
-		e = listEffect(wt.conn.host, wt.wc.res.Name, initial, rv)
+		e = listEffect(wt.conn.host, wt.wc.res.Name, initial, rv, wt.opened)
 	}
 	wt.stream.push(encodeBookmark(wt.wc.res, rv, wt.meta, initial != nil), t.Add(wt.delay()), e)
 }

@@ -453,7 +453,7 @@ func (c *Cluster) listLocked(ctx context.Context, cn *conn, srv *APIServer, r *r
 		// an informer's list, whose pager always asks for a page size
 		return 200, encodeList(r.res, liveObjects(snap, ""), rev, "", 0, r.meta), nil
 	}
-	return c.pageLocked(cn, r, page{rest: liveObjects(snap, ""), rev: rev, snap: snap})
+	return c.pageLocked(cn, r, page{rest: liveObjects(snap, ""), rev: rev, snap: snap, taken: now()})
 }
 
 // liveObjects returns the objects of a key → last write map that exist
@@ -479,9 +479,10 @@ func sortObjects(objs []*Object) {
 
 // page is the rest of a paged list, by continue token.
 type page struct {
-	rest []*Object
-	rev  uint64
-	snap map[string]*Write // what the whole list tells
+	rest  []*Object
+	rev   uint64
+	snap  map[string]*Write // what the whole list tells
+	taken time.Time         // when snap was taken (the first page)
 }
 
 // pageLocked answers with the next page of p. The last page of a list
@@ -491,7 +492,7 @@ func (c *Cluster) pageLocked(cn *conn, r *request, p page) (code int, body []byt
 	limit, _ := strconv.Atoi(r.q["limit"])
 	if limit <= 0 || limit >= len(p.rest) {
 		if limit != 1 || r.q["continue"] != "" {
-			e = listEffect(cn.host, r.res.Name, p.snap, p.rev)
+			e = listEffect(cn.host, r.res.Name, p.snap, p.rev, p.taken)
 		}
 		return 200, encodeList(r.res, p.rest, p.rev, "", 0, r.meta), e
 	}
@@ -500,7 +501,7 @@ func (c *Cluster) pageLocked(cn *conn, r *request, p page) (code int, body []byt
 	if c.pages == nil {
 		c.pages = map[string]page{}
 	}
-	c.pages[tok] = page{rest: p.rest[limit:], rev: p.rev, snap: p.snap}
+	c.pages[tok] = page{rest: p.rest[limit:], rev: p.rev, snap: p.snap, taken: p.taken}
 	// as the API server: a selected list's pages do not count what is
 	// left (the store cannot tell without filtering it all)
 	remaining := len(p.rest) - limit

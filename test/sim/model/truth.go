@@ -25,9 +25,16 @@ type View struct {
 	// RV is the revision of the last event, bookmark or list consumed.
 	RV uint64
 	// Listed is whether a list (or watch-list) completed; ListedAt, when
-	// the latest did.
-	Listed   bool
-	ListedAt time.Time
+	// the latest did, and ListTaken, when its snapshot was taken (its
+	// first page was served, or its watch opened): a list begun before a
+	// restore holds the old history up to its RV, however late it ends.
+	Listed              bool
+	ListedAt, ListTaken time.Time
+	// ListInLoss and ListTainted say whether, when the latest list
+	// completed, some watch cache of its etcd served a history etcd lost
+	// (CachesLost) or held objects of one (CachesTainted): the list may
+	// have come from it.
+	ListInLoss, ListTainted bool
 	// Last is when the client last consumed an event, a bookmark or a
 	// list; LastBookmark, a bookmark.
 	Last, LastBookmark time.Time
@@ -73,12 +80,16 @@ func bookmarkEffect(host, res string, rev uint64) effect {
 	}
 }
 
-// listEffect replaces the view's store with a snapshot (a list's last page,
-// a watch-list's initial-events-end bookmark).
-func listEffect(host, res string, snapshot map[string]*Write, rev uint64) effect {
+// listEffect replaces the view's store with a snapshot taken at taken (a
+// list's last page, a watch-list's initial-events-end bookmark).
+func listEffect(host, res string, snapshot map[string]*Write, rev uint64, taken time.Time) effect {
 	return func(c *Cluster, t time.Time) {
 		v := c.viewLocked(host, res)
-		v.Store, v.RV, v.Last, v.Listed, v.ListedAt = snapshot, rev, t, true, t
+		v.Store, v.RV, v.Last, v.Listed, v.ListedAt, v.ListTaken = snapshot, rev, t, true, t, taken
+		if r := c.resources[res]; r != nil {
+			tx := &Tx{c: c}
+			v.ListInLoss, v.ListTainted = tx.CachesLost(r.etcd.name), tx.CachesTainted(r.etcd.name)
+		}
 	}
 }
 
