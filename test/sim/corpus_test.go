@@ -1240,6 +1240,15 @@ var corpus = []struct {
 			Faults: []Fault{{Kind: "restore", Start: 208 * time.Second, Dur: 20 * time.Second, Reset: true, Back: 100}, {Kind: "restore", Start: 250 * time.Second, Dur: 20 * time.Second, Back: 5000}, {Kind: "restart", Start: 265 * time.Second, Dur: 30 * time.Second}},
 		},
 	},
+	{
+		caught: "random histories 4000001- (8 December, on 6418731; seed 4036651): a small cluster on HTTP/1.1 behind three API servers, etcd restored 50,000 back (to revision 2) under them; the reads fell and counted the restore, then the head probe was refused and gadgets took the reference's role reading its watch cache frozen at 1,031 on a server cut off etcd. The canary's writes at 4 and 5 had landed above the old reference's reads (at 2) first and ended the takeover, so its write at 9, below the new reference's 1,031, counted the restore again (Space.tookOverAt: only a write above a head the new reference answered ends its takeover)",
+		h: History{Seed: 4036651, Duration: 8 * time.Minute, Background: 0,
+			Setup: Setup{Servers: 3, NoFreshnessReads: false, Canary: "configmaps", Etcds: []model.EtcdSpec{{Name: "main", Revision: 0x3e8, ProgressNotify: 5000000000}}, DispatchLag: 1 * time.Second, ListLatency: 2 * time.Second, HTTP1: true, ServerMetrics: true,
+				Resources: []Watched{{ResourceSpec: resNoBookmark.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-shard-a", Embedded: true, SlowStore: 0, Selector: "shard=a"}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 79 * time.Second, RestartAfter: 317 * time.Second}}}, {ResourceSpec: resConfigMaps.ResourceSpec, Space: "", Informers: []Informer{{Host: "informers", Embedded: false, SlowStore: 0}, {Host: "ctrl-shard-a", Embedded: true, SlowStore: 0, Selector: "shard=a"}, {Host: "ctrl-shard-b", Embedded: true, SlowStore: 0, Selector: "shard=b"}, {Host: "ctrl-late", Embedded: true, SlowStore: 0, StartAfter: 94 * time.Second}, {Host: "ctrl-restarted", Embedded: true, SlowStore: 0, StopAfter: 217 * time.Second, RestartAfter: 468 * time.Second}}}}},
+			Loads:  []Load{{Resource: "gadgets.legacy.example.io", Start: 0, End: 8 * time.Minute, Rate: 0.05, Keys: 5}},
+			Faults: []Fault{{Kind: "delete-crd", Start: 189 * time.Second, Dur: 10 * time.Second, Resource: "configmaps"}, {Kind: "restore", Start: 195 * time.Second, Dur: 20 * time.Second, Back: 50000}, {Kind: "cutoff", Start: 196 * time.Second, Dur: 6 * time.Minute, Server: 2}, {Kind: "refuse", Start: 220 * time.Second, Dur: 45 * time.Second, Host: "probe", Code: 500}},
+		},
+	},
 }
 
 func TestCorpus(t *testing.T) {

@@ -101,9 +101,12 @@ type Space struct {
 	// proven, and no write has landed above its reads since: it may read
 	// a watch cache frozen in the history etcd lost (a write that follows
 	// a read of the live history lands above it, so this lasts about a
-	// canary interval where the reads are live)
-	tookOver bool
-	known    bool // the latest regression followed a loss counted before
+	// canary interval where the reads are live). tookOverAt is when the
+	// head it took over was answered: a write above that head is above
+	// the old reference's reads, not its own (simulation seed 4036651)
+	tookOver   bool
+	tookOverAt time.Time
+	known      bool // the latest regression followed a loss counted before
 	// readsWentBack: the epoch began with the reads going back (counted
 	// then) to fellTo, not with a write, with a sample requested at epochAt
 	readsWentBack bool
@@ -255,7 +258,7 @@ func (s *Space) RemoveSource(id int32) {
 	if s.ref == id {
 		s.ref, s.refFails = -1, 0
 		if len(s.sources) > 0 {
-			s.ref, s.tookOver = s.sources[0], s.epoch > 0
+			s.takeOver(s.sources[0])
 		}
 	}
 }
@@ -335,12 +338,21 @@ func (s *Space) Failed(id int32) int {
 		if s.refFails >= refFailover {
 			if next, ok := s.successor(id); ok {
 				// the next accepted sample, whoever answers it, is the head
-				s.ref, s.refFails, s.refOK = next, 0, false
-				s.tookOver = s.epoch > 0
+				s.refFails, s.refOK = 0, false
+				s.takeOver(next)
 			}
 		}
 	}
 	return b.failures
+}
+
+// takeOver hands the reference's role to id; after a loss, its reads may
+// be of a watch cache frozen in the lost history (tookOver).
+func (s *Space) takeOver(id int32) {
+	s.ref = id
+	if s.tookOver = s.epoch > 0; s.tookOver {
+		_, s.tookOverAt, _ = s.Timeline.LatestConfirmed()
+	}
 }
 
 // successor returns the source that takes the reference's role from id
@@ -731,8 +743,10 @@ func (s *Space) Write(rv uint64, sent time.Time, below bool) (lost bool) {
 		return true
 	case ok && rv > head && sent.After(recv):
 		// a write above the reads: they share its history again, and it
-		// lives on (a write below them now is a new loss)
-		s.lostWrite, s.readsWentBack, s.tookOver = 0, false, false
+		// lives on (a write below them now is a new loss); the reads of a
+		// reference that took over since that head stay in question
+		s.lostWrite, s.readsWentBack = 0, false
+		s.tookOver = s.tookOver && !recv.After(s.tookOverAt)
 	case !ok && s.lostWrite != 0 && s.headless() && rv > s.ended.head && sent.After(s.lostAt):
 		// nothing ever read this space's head (a monitor whose Start never
 		// runs): its writes are all it reads of etcd, and one above

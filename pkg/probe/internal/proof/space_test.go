@@ -570,6 +570,61 @@ func TestAReferenceThatTookOverAfterALossReadingTheLostHistoryCountsItOnce(t *te
 	}
 }
 
+// A write that lands above the old reference's reads, before the source
+// that took its role over first answered, says nothing of the new
+// reference's reads: they may come from a watch cache frozen in the
+// history lost, and a write below them is the same loss until one lands
+// above them (simulation seed 4036651: the reads fell to 2 after a
+// restore, the head probe was refused, gadgets took over reading its
+// cache frozen at 1,031 on an API server cut off etcd, and the canary's
+// write at 9 counted the restore again; its writes at 4 and 5 had landed
+// above the old reference's reads at 2 first).
+func TestAWriteBeforeTheNewReferenceAnsweredLeavesItsReadsInTheLoss(t *testing.T) {
+	sp := NewSpace(64, sec(0), 5*time.Second)
+	sp.AddSource(0) // configmaps, the canary's
+	sp.AddSource(1) // gadgets
+	var n losses
+	for i := 1; i <= 10; i++ {
+		at := sec(float64(5 * i))
+		n.sample(sp.Sample(0, uint64(1000+3*i), true, at, at, true))
+		n.sample(sp.Sample(1, uint64(1000+3*i), true, at.Add(time.Second), at.Add(time.Second), false))
+	}
+	// etcd restored to 2: the reference reads it
+	for at := 55.0; at <= 70; at += 5 {
+		n.sample(sp.Sample(0, 2, true, sec(at), sec(at), true))
+	}
+	if n != 1 {
+		t.Fatalf("%d losses counted for the restore the reads saw, want 1", n)
+	}
+	// gadgets' freshness reads, from a cache frozen in the lost history
+	n.sample(sp.Sample(1, 1031, true, sec(72), sec(72), false))
+	// the head probe refused: gadgets takes the reference's role
+	for i := 0; i < refFailover; i++ {
+		sp.Failed(0)
+	}
+	// the canary's writes land above the old reference's reads, before
+	// the new one answered
+	n.write(sp.Write(4, sec(75), false))
+	n.write(sp.Write(5, sec(85), false))
+	next := uint64(8)
+	for at := 90.0; at <= 140; at += 10 {
+		n.sample(sp.Sample(1, 1031, true, sec(at), sec(at), true))
+		n.write(sp.Write(next, sec(at+2), false))
+		next++
+	}
+	if n != 1 {
+		t.Errorf("%d losses counted for one restore, a new reference reading the lost history after it, want 1", n)
+	}
+	// its cache catches up; a write above its reads, then a second restore
+	sp.Sample(1, 1100, true, sec(150), sec(150), true)
+	n.write(sp.Write(1200, sec(151), false))
+	sp.Sample(1, 1200, true, sec(155), sec(155), true)
+	n.write(sp.Write(50, sec(157), false))
+	if n != 2 {
+		t.Errorf("%d losses counted after a second restore of the history its reads shared, want 2", n)
+	}
+}
+
 // After a restore under a running API server, a second canary's
 // resource whose watch cache stays frozen in the lost history reads above
 // the reference, which reads etcd's new history: its contradictions say
