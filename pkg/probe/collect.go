@@ -36,6 +36,9 @@ type snapshot struct {
 	ProofPeriodSeconds float64
 	HeadAgeKnown       bool
 	HeadAgeSeconds     float64
+	// staleProven: an informer provably lacks a change, so the worst is
+	// at least its staleness, whatever the others' (see worst)
+	staleProven bool
 
 	// SilenceSeconds and BookmarkPeriodSeconds are one informer's: the
 	// one whose silence is the most bookmark periods of its own (see
@@ -85,6 +88,9 @@ type informerValues struct {
 	proofKnown      bool
 	queueDepth      int
 	queueOldest     time.Duration
+	// staleProven: staleness is a bound from the store's last proof, as
+	// it provably lacks a change (env.Overdue), not a measure
+	staleProven bool
 }
 
 // worst folds one informer's values into the resource's: the worst of its
@@ -106,8 +112,11 @@ func (s *snapshot) worst(v informerValues) {
 	}
 	// one informer's known staleness is not the resource's while another
 	// synced one's, whose owner reads it, is unknown (an informer built
-	// again after a restore beside ones that have not listed since)
+	// again after a restore beside ones that have not listed since),
+	// unless a store provably lacks a change: the worst is at least its
+	// staleness then
 	s.staleUnknown = s.staleUnknown || v.synced && !v.stalenessKnown
+	s.staleProven = s.staleProven || v.stalenessKnown && v.staleProven
 	// the silence and the bookmark period are one informer's, the one
 	// most overdue against its own cadence: RvsyncWatchStalled compares
 	// the two, and the longest silence against another informer's longer

@@ -439,6 +439,14 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 			v.state = catalog.StateHeadUnknown // not yet, or no longer, answered
 		}
 		if !ok || canary == nil || !canary.heads(now) {
+			// no head to measure by, but a store that lacks a change
+			// answered or delivered elsewhere over overdueAfter ago is
+			// stale whatever the head, and its last proof bounds that
+			// (the head probe's server and the store's cut off etcd, no
+			// canary, a sibling delivering through another)
+			if ok && env.Overdue != 0 && !pv.Ahead && !pv.Fresh.IsZero() && !in.wire.Bookmarkless() {
+				v.staleness, v.stalenessKnown, v.staleProven = now.Sub(pv.Fresh), true, true
+			}
 			return v
 		}
 		// the head was read, and no longer answers: the canary's writes,
@@ -470,6 +478,7 @@ func (in *informer) snapshot(sp *space, now time.Time) informerValues {
 			return v
 		}
 		pv.FreshKnown = !pv.Fresh.IsZero()
+		v.staleProven = true
 	}
 	if headKnown {
 		v.lag, v.lagKnown = pv.Lag, pv.LagKnown

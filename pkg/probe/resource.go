@@ -177,7 +177,7 @@ func (r *resource) snapshot(now time.Time) (snapshot, bool) {
 		unserved = unserved || v.state == catalog.StateUnserved
 		s.worst(v)
 	}
-	if s.staleUnknown {
+	if s.staleUnknown && !s.staleProven {
 		s.StalenessKnown, s.StalenessSeconds = false, 0
 	}
 	if unserved {
