@@ -46,7 +46,7 @@ func ResourceValue(group, plural string) string {
 // signals.
 const (
 	StateOK          = "ok"            // lag and staleness are measured
-	StateHeadUnknown = "head_unknown"  // the RV space's head probe has not answered lately (lag unknown; staleness too, but on a canary's resource while its writes answer), or a quiet resource's own freshness reads fail (staleness unknown, unless the store lacks a change answered or delivered elsewhere over a minute ago)
+	StateHeadUnknown = "head_unknown"  // the RV space's head probe has not answered lately (lag unknown; staleness too, but on a canary's resource while its writes answer), or a quiet resource's own freshness reads fail (staleness unknown); either way, a store that lacks a change answered or delivered elsewhere over a minute ago reports staleness from its last proof
 	StateOpaqueRV    = "opaque_rv"     // resource versions are not integers: no RV math
 	StateAheadOfHead = "ahead_of_head" // the informer's RV is ahead of its space's head: another history (etcd restored, API server not) or another etcd
 	StateUnserved    = "unserved"      // the API server does not serve the resource (404: a CRD deleted) or forbids listing it: nothing is watched, the list errors say why
@@ -200,7 +200,7 @@ var (
 	}
 	ResourceState = Metric{
 		Name:   "rvsync_resource_state",
-		Help:   "1 for the state that limits the resource's signals, 0 for the others: ok; head_unknown (the head probe has not answered lately: lag unknown, and staleness too but on a canary's resource while its writes answer; or the freshness reads a quiet resource's staleness rests on fail while its watch streams: staleness unknown, unless the store lacks a change answered or delivered elsewhere over a minute ago); opaque_rv (resource versions are not integers); ahead_of_head (the informer's resource version is ahead of its RV space's head: etcd restored while the API server kept its watch cache, or a resource of another etcd).",
+		Help:   "1 for the state that limits the resource's signals, 0 for the others: ok; head_unknown (the head probe has not answered lately: lag unknown, and staleness too but on a canary's resource while its writes answer; or the freshness reads a quiet resource's staleness rests on fail while its watch streams: staleness unknown; either way, a store that lacks a change answered or delivered elsewhere over a minute ago reports staleness from its last proof); opaque_rv (resource versions are not integers); ahead_of_head (the informer's resource version is ahead of its RV space's head: etcd restored while the API server kept its watch cache, or a resource of another etcd).",
 		Type:   Gauge,
 		Labels: []string{LabelResource, LabelState},
 	}
