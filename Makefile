@@ -248,7 +248,7 @@ SIM_SEED ?= 1
 SIM_WIDEN ?= all
 
 .PHONY: test-sim
-test-sim: ## The simulation at length, on both cores (~2.5 h): SIM_HISTORIES random histories (of at most SIM_DURATION) against every invariant, then SIM_PAGES (of at most SIM_PAGE_DURATION) with the shipped rules judged for false and missed pages, all drawing the dimensions SIM_WIDEN names; prints the seeds of failures and the shares drawn.
+test-sim: ## The simulation at length, on both cores (~2 h): SIM_HISTORIES random histories (of at most SIM_DURATION) against every invariant, then SIM_PAGES (of at most SIM_PAGE_DURATION) with the shipped rules judged for false and missed pages, all drawing the dimensions SIM_WIDEN names; prints the seeds of failures and the shares drawn.
 	@mkdir -p $(BIN)
 	hack/test-sim.sh $(BIN) $(SIM_HISTORIES) $(SIM_DURATION) $(SIM_PAGES) $(SIM_PAGE_DURATION) $(SIM_SEED) '$(SIM_WIDEN)'
 
