@@ -557,17 +557,7 @@ func TestAReferenceThatTookOverAfterALossReadingTheLostHistoryCountsItOnce(t *te
 		n.write(sp.Write(next, sec(at+2), false))
 		next += 1000
 	}
-	if n != 1 {
-		t.Errorf("%d losses counted for one restore, a new reference reading the lost history after it, want 1", n)
-	}
-	// its cache catches up; a write above its reads, then a second restore
-	sp.Sample(1, 20500, true, sec(135), sec(135), true)
-	n.write(sp.Write(20600, sec(136), false))
-	sp.Sample(1, 20600, true, sec(140), sec(140), true)
-	n.write(sp.Write(300, sec(142), false))
-	if n != 2 {
-		t.Errorf("%d losses counted after a second restore of the history its reads shared, want 2", n)
-	}
+	newReferenceCountsOneLossThenTwo(t, sp, &n, 20500, 20600, 300, 135)
 }
 
 // A write that lands above the old reference's reads, before the source
@@ -612,16 +602,24 @@ func TestAWriteBeforeTheNewReferenceAnsweredLeavesItsReadsInTheLoss(t *testing.T
 		n.write(sp.Write(next, sec(at+2), false))
 		next++
 	}
-	if n != 1 {
-		t.Errorf("%d losses counted for one restore, a new reference reading the lost history after it, want 1", n)
+	newReferenceCountsOneLossThenTwo(t, sp, &n, 1100, 1200, 50, 150)
+}
+
+// newReferenceCountsOneLossThenTwo checks that n counted one loss while
+// the reference that took over (source 1) read the lost history, then has
+// its cache catch up (reading caught at at), a write land above its reads
+// (at above), and a second restore (a write at fallTo): n must count it.
+func newReferenceCountsOneLossThenTwo(t *testing.T, sp *Space, n *losses, caught, above, fallTo uint64, at float64) {
+	t.Helper()
+	if *n != 1 {
+		t.Errorf("%d losses counted for one restore, a new reference reading the lost history after it, want 1", *n)
 	}
-	// its cache catches up; a write above its reads, then a second restore
-	sp.Sample(1, 1100, true, sec(150), sec(150), true)
-	n.write(sp.Write(1200, sec(151), false))
-	sp.Sample(1, 1200, true, sec(155), sec(155), true)
-	n.write(sp.Write(50, sec(157), false))
-	if n != 2 {
-		t.Errorf("%d losses counted after a second restore of the history its reads shared, want 2", n)
+	sp.Sample(1, caught, true, sec(at), sec(at), true)
+	n.write(sp.Write(above, sec(at+1), false))
+	sp.Sample(1, above, true, sec(at+5), sec(at+5), true)
+	n.write(sp.Write(fallTo, sec(at+7), false))
+	if *n != 2 {
+		t.Errorf("%d losses counted after a second restore of the history its reads shared, want 2", *n)
 	}
 }
 
