@@ -78,7 +78,7 @@ func (c *Checker) stuckLearned(v *resourceAt) bool {
 // a pool's connections reach; seed 372190), and every one with the reads
 // off.
 func (c *Checker) learnsPeriod(v *resourceAt) bool {
-	learns := c.readsElsewhere() || c.h.Setup.HTTP1
+	learns := c.h.readsUncounted()
 	for _, in := range v.r.Informers {
 		learns = learns || in.Embedded
 	}

@@ -378,14 +378,20 @@ func (h History) bookmarks(res string) bool {
 	return ok && !r.NoBookmarks
 }
 
+// readsUncounted reports whether the monitor counts on none of its
+// freshness reads to reach its watches' API servers: they are off, or on
+// HTTP/1.1, where a pool's connections may reach other servers than the
+// watch's (behind one API server too: the monitor cannot tell how many
+// they reach).
+func (h History) readsUncounted() bool {
+	return h.Setup.NoFreshnessReads || h.Setup.HTTP1
+}
+
 // unread reports whether res is a quiet resource (nothing loads it) whose
-// watch caches no read of the monitor is known to move: the freshness
-// reads off, or on HTTP/1.1, where they may reach other servers than the
-// watch's (behind one API server too: the monitor cannot tell how many a
-// pool's connections reach, and counts on none of its reads; page seed
-// 3700079, see unreadStallPage).
+// watch caches no read of the monitor is known to move (readsUncounted;
+// page seed 3700079, see unreadStallPage).
 func (h History) unread(res string) bool {
-	if !h.Setup.NoFreshnessReads && !h.Setup.HTTP1 {
+	if !h.readsUncounted() {
 		return false
 	}
 	for _, l := range h.Loads {

@@ -321,6 +321,13 @@ type InformerTruth struct {
 	AppliedRV uint64
 }
 
+// listedBy takes what the informer's view of its connection says of its
+// consumption and its latest list.
+func (it *InformerTruth) listedBy(v *model.View) {
+	it.Last, it.RV = v.Last, v.RV
+	it.ListedAt, it.ListTaken, it.ListInLoss, it.ListTainted = v.ListedAt, v.ListTaken, v.ListInLoss, v.ListTainted
+}
+
 // World runs one history: the model control plane, the monitor under test
 // wired as the exporter (or an operator) wires it, the workload and the
 // faults, and a scrape with the truth every scrape interval.
@@ -716,12 +723,11 @@ func (w *World) scrape() {
 				if in.Embedded {
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(tx.StoreView(r.Name(), in.scope(), stores[r.Name()][i]), s.At)
 					if v := tx.View(in.Host, r.Name()); v != nil {
-						it.Last, it.RV, it.ListedAt, it.ListTaken, it.ListInLoss, it.ListTainted = v.Last, v.RV, v.ListedAt, v.ListTaken, v.ListInLoss, v.ListTainted
+						it.listedBy(v)
 					}
 				} else if v := tx.View(in.Host, r.Name()); v != nil {
-					it.ListedAt, it.ListTaken, it.ListInLoss, it.ListTainted = v.ListedAt, v.ListTaken, v.ListInLoss, v.ListTainted
+					it.listedBy(v)
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(v, s.At)
-					it.Last, it.RV = v.Last, v.RV
 				} else {
 					it.Fresh, it.Missing, it.Reverted = tx.Fresh(&model.View{Resource: r.Name()}, s.At)
 				}
